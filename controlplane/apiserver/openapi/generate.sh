@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# generate.sh regenerates zz_generated.openapi.go with kube-openapi's openapi-gen,
+# pinned to the k8s.io/kube-openapi version in go.mod so the output is reproducible.
+set -euo pipefail
+
+pkg_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo_root="$(cd "${pkg_dir}/../../.." && pwd)"
+cd "${repo_root}"
+
+kube_openapi_version="$(go list -m -f '{{.Version}}' k8s.io/kube-openapi)"
+
+go run "k8s.io/kube-openapi/cmd/openapi-gen@${kube_openapi_version}" \
+	--output-dir "${pkg_dir}" \
+	--output-pkg github.com/glassplane/glassplane/controlplane/apiserver/openapi \
+	--output-file zz_generated.openapi.go \
+	--go-header-file /dev/null \
+	--report-filename /dev/null \
+	k8s.io/api/core/v1 \
+	k8s.io/api/apps/v1 \
+	k8s.io/api/coordination/v1 \
+	k8s.io/api/rbac/v1 \
+	k8s.io/api/authorization/v1 \
+	k8s.io/api/authentication/v1 \
+	k8s.io/api/scheduling/v1 \
+	k8s.io/api/batch/v1 \
+	k8s.io/api/discovery/v1 \
+	k8s.io/api/policy/v1 \
+	k8s.io/apimachinery/pkg/apis/meta/v1 \
+	k8s.io/apimachinery/pkg/runtime \
+	k8s.io/apimachinery/pkg/api/resource \
+	k8s.io/apimachinery/pkg/util/intstr \
+	k8s.io/apimachinery/pkg/version
