@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// DefaultRingSize is how many recent events a Ring keeps.
+const DefaultRingSize = 4096
+
+// subscriberBuffer is how many events may wait for one subscriber; a
+// subscriber that falls further behind misses events (and is told so by a
+// gap in Seq).
+const subscriberBuffer = 256
+
+// Record is an event with its sequence number in the ring.
+type Record struct {
+	// Seq grows by one per event, from 1.
+	Seq   int64  `json:"seq"`
+	Event *Event `json:"event"`
+}
+
+// Ring keeps the most recent audit events and hands new ones to subscribers.
+// It is safe for concurrent use.
+type Ring struct {
+	mu     sync.Mutex // guards the fields below
+	size   int
+	events []Record
+	seq    int64
+	subs   map[chan Record]struct{}
+	log    io.Writer
+}
+
+// NewRing returns a ring of the given size (0: DefaultRingSize).
+func NewRing(size int) *Ring {
+	if size <= 0 {
+		size = DefaultRingSize
+	}
+	return &Ring{size: size, subs: make(map[chan Record]struct{})}
+}
+
+// OpenLog makes the ring also write every event as one JSON line to path.
+func (r *Ring) OpenLog(path string) (io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open audit log %q: %w", path, err)
+	}
+	r.mu.Lock()
+	r.log = f
+	r.mu.Unlock()
+	return f, nil
+}
+
+// Add records ev. The ring owns ev afterwards; callers must not change it.
+func (r *Ring) Add(ev *Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	rec := Record{Seq: r.seq, Event: ev}
+	r.events = append(r.events, rec)
+	if len(r.events) > r.size {
+		r.events = append(r.events[:0:0], r.events[len(r.events)-r.size:]...)
+	}
+	if r.log != nil {
+		if b, err := json.Marshal(ev); err == nil {
+			r.log.Write(append(b, '\n'))
+		}
+	}
+	for ch := range r.subs {
+		select {
+		case ch <- rec:
+		default:
+		}
+	}
+}
+
+// Since returns the kept events with Seq greater than seq, oldest first.
+func (r *Ring) Since(seq int64) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Record
+	for _, rec := range r.events {
+		if rec.Seq > seq {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// Find returns the kept events for which match is true, oldest first.
+func (r *Ring) Find(match func(*Event) bool) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Record
+	for _, rec := range r.events {
+		if match(rec.Event) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// Subscribe returns a channel of new events until ctx ends.
+func (r *Ring) Subscribe(ctx context.Context) <-chan Record {
+	ch := make(chan Record, subscriberBuffer)
+	r.mu.Lock()
+	r.subs[ch] = struct{}{}
+	r.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		r.mu.Lock()
+		delete(r.subs, ch)
+		close(ch)
+		r.mu.Unlock()
+	}()
+	return ch
+}

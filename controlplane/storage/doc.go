@@ -1,0 +1,8 @@
+// Package storage is Glassplane's object store over etcd. It knows the
+// Kubernetes key layout (/registry/<resource>/<namespace>/<name>), writes with
+// etcd transactions (create only if absent, update and delete only at the
+// expected ModRevision), lists with pagination, and runs one etcd watch whose
+// events fan out to every API watcher and dashboard stream. Values are opaque
+// bytes here (JSON in practice); decoding belongs to the API server. Only this
+// package talks to etcd's key space.
+package storage

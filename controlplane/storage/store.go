@@ -1,0 +1,342 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+const (
+	// DefaultRequestTimeout bounds every etcd request the store makes.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultHistory is how many recent events the store keeps in memory so
+	// that watchers resuming from a recent resourceVersion are served without
+	// a new etcd watch.
+	DefaultHistory = 2048
+	// DefaultWatcherBuffer is how many events may wait for one slow watcher
+	// before it is closed; a closed watcher resumes from its last revision.
+	DefaultWatcherBuffer = 1024
+	// DefaultCompactionInterval is how often old revisions are compacted, as
+	// kube-apiserver does (every 5 minutes, keeping the last interval's history).
+	DefaultCompactionInterval = 5 * time.Minute
+	// maxUpdateRetries bounds GuaranteedUpdate's compare-and-swap loop.
+	maxUpdateRetries = 16
+	// futureRevisionWait is how long a watch from a revision the feed has not
+	// seen yet waits for it, as kube-apiserver's watch cache does.
+	futureRevisionWait = 3 * time.Second
+)
+
+var (
+	// ErrNotFound means the key does not exist.
+	ErrNotFound = errors.New("key not found")
+	// ErrKeyExists means Create found the key already present.
+	ErrKeyExists = errors.New("key already exists")
+	// ErrConflict means the key's ModRevision was not the expected one.
+	ErrConflict = errors.New("the object has been modified")
+	// ErrCompacted means the requested revision is older than etcd keeps.
+	ErrCompacted = errors.New("required revision has been compacted")
+	// ErrFutureRevision means the requested revision is newer than the store.
+	ErrFutureRevision = errors.New("requested revision is newer than the current revision")
+)
+
+// KeyValue is one key with its value and etcd revisions.
+type KeyValue struct {
+	Key            string
+	Value          []byte
+	CreateRevision int64
+	// ModRevision is the revision of the last write; it is the object's
+	// resourceVersion.
+	ModRevision int64
+}
+
+// EventType says what happened to a key.
+type EventType string
+
+const (
+	// EventPut is a create or update.
+	EventPut EventType = "PUT"
+	// EventDelete is a deletion.
+	EventDelete EventType = "DELETE"
+)
+
+// Event is one change to one key, as etcd reported it.
+type Event struct {
+	Type EventType
+	Key  string
+	// Value is the new value; for a delete, it is the value just deleted.
+	Value []byte
+	// PrevValue is the value before this change (nil for a create).
+	PrevValue []byte
+	// Revision is the etcd revision of the change.
+	Revision int64
+	// Created is true when a put made the key exist.
+	Created bool
+}
+
+// Config tunes the store.
+type Config struct {
+	// Prefix is the part of the key space the store's one watch covers;
+	// empty means Root.
+	Prefix string
+	// History is the number of recent events kept for resuming watchers.
+	History int
+	// WatcherBuffer is the per-watcher queue length.
+	WatcherBuffer int
+	// CompactionInterval; zero means DefaultCompactionInterval, negative
+	// disables compaction.
+	CompactionInterval time.Duration
+	Logger             *slog.Logger
+}
+
+// Store reads and writes objects in etcd and fans one etcd watch out to many
+// watchers. Create it with New and start its watch with Run.
+type Store struct {
+	client *clientv3.Client
+	cfg    Config
+	log    *slog.Logger
+	ready  chan struct{}
+
+	mu sync.Mutex // guards the fields below
+	// rev is the newest revision the feed has seen (events or progress).
+	rev int64
+	// history holds the last cfg.History events in revision order.
+	history []Event
+	// historyFrom is the revision after which history is complete.
+	historyFrom int64
+	watchers    map[*watcher]struct{}
+	// revChanged is closed and replaced whenever rev grows.
+	revChanged chan struct{}
+}
+
+// New returns a store over client. Run must be running for Watch to deliver.
+func New(client *clientv3.Client, cfg Config) *Store {
+	if cfg.Prefix == "" {
+		cfg.Prefix = Root
+	}
+	if cfg.History <= 0 {
+		cfg.History = DefaultHistory
+	}
+	if cfg.WatcherBuffer <= 0 {
+		cfg.WatcherBuffer = DefaultWatcherBuffer
+	}
+	if cfg.CompactionInterval == 0 {
+		cfg.CompactionInterval = DefaultCompactionInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Store{
+		client:     client,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		ready:      make(chan struct{}),
+		watchers:   make(map[*watcher]struct{}),
+		revChanged: make(chan struct{}),
+	}
+}
+
+// Ready is closed once the store's watch is established.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// Client returns the etcd client (for the key explorer's raw reads).
+func (s *Store) Client() *clientv3.Client { return s.client }
+
+// Revision returns the newest revision the store has observed.
+func (s *Store) Revision() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev
+}
+
+// Create writes key only if it does not exist. It returns the written
+// KeyValue or ErrKeyExists.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (*KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(value))).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("failed to create %q: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return nil, ErrKeyExists
+	}
+	rev := resp.Header.Revision
+	return &KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}, nil
+}
+
+// Get reads one key, or returns ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (*KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get %q: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, ErrNotFound
+	}
+	kv := resp.Kvs[0]
+	return &KeyValue{Key: key, Value: kv.Value, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision}, nil
+}
+
+// ListOptions narrows a List.
+type ListOptions struct {
+	// Revision reads the keys as of that revision (0: the newest).
+	Revision int64
+	// Limit caps the number of items (0: no cap).
+	Limit int64
+	// StartKey continues a paginated list at this key (inclusive).
+	StartKey string
+}
+
+// ListResult is one page of a List.
+type ListResult struct {
+	Items []KeyValue
+	// Revision is the etcd revision the page was read at.
+	Revision int64
+	// More is true when keys remain after the page.
+	More bool
+	// Remaining counts the keys after the page.
+	Remaining int64
+}
+
+// List reads the keys under prefix in key order.
+func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (*ListResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	start := prefix
+	if opts.StartKey != "" {
+		if !strings.HasPrefix(opts.StartKey, prefix) {
+			return nil, fmt.Errorf("continue key %q is outside %q", opts.StartKey, prefix)
+		}
+		start = opts.StartKey
+	}
+	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix))}
+	if opts.Revision > 0 {
+		ops = append(ops, clientv3.WithRev(opts.Revision))
+	}
+	if opts.Limit > 0 {
+		ops = append(ops, clientv3.WithLimit(opts.Limit))
+	}
+	resp, err := s.client.Get(ctx, start, ops...)
+	if err != nil {
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return nil, ErrCompacted
+		}
+		if errors.Is(err, rpctypes.ErrFutureRev) {
+			return nil, ErrFutureRevision
+		}
+		return nil, fmt.Errorf("failed to list %q: %w", prefix, err)
+	}
+	res := &ListResult{Revision: resp.Header.Revision, More: resp.More}
+	if opts.Revision > 0 {
+		res.Revision = opts.Revision
+	}
+	res.Items = make([]KeyValue, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		res.Items = append(res.Items, KeyValue{Key: string(kv.Key), Value: kv.Value, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision})
+	}
+	if resp.More {
+		res.Remaining = resp.Count - int64(len(resp.Kvs))
+	}
+	return res, nil
+}
+
+// Update writes key only if its ModRevision is expectedRevision. It returns
+// ErrNotFound when the key is gone and ErrConflict when it changed.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64) (*KeyValue, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", expectedRevision)).
+		Then(clientv3.OpPut(key, string(value))).
+		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("failed to update %q: %w", key, err)
+	}
+	if !resp.Succeeded {
+		if len(resp.Responses) == 0 || len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			return nil, ErrNotFound
+		}
+		return nil, ErrConflict
+	}
+	return &KeyValue{Key: key, Value: value, ModRevision: resp.Header.Revision}, nil
+}
+
+// GuaranteedUpdate reads key, lets tryUpdate compute the new value from the
+// current one, and writes it with compare-and-swap, retrying when another
+// writer got there first. tryUpdate's error stops the loop and is returned
+// as is. A nil value from tryUpdate means "no change" and nothing is written.
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate func(current *KeyValue) ([]byte, error)) (*KeyValue, error) {
+	for range maxUpdateRetries {
+		cur, err := s.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		next, err := tryUpdate(cur)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			return cur, nil
+		}
+		kv, err := s.Update(ctx, key, next, cur.ModRevision)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		return kv, err
+	}
+	return nil, fmt.Errorf("failed to update %q: %w after %d attempts", key, ErrConflict, maxUpdateRetries)
+}
+
+// Delete removes key if its ModRevision is expectedRevision (0: any). It
+// returns the deleted KeyValue and the revision of the deletion.
+func (s *Store) Delete(ctx context.Context, key string, expectedRevision int64) (*KeyValue, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	cmp := clientv3.Compare(clientv3.CreateRevision(key), ">", 0)
+	if expectedRevision > 0 {
+		cmp = clientv3.Compare(clientv3.ModRevision(key), "=", expectedRevision)
+	}
+	resp, err := s.client.Txn(ctx).
+		If(cmp).
+		Then(clientv3.OpDelete(key, clientv3.WithPrevKV())).
+		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return nil, 0, fmt.Errorf("failed to delete %q: %w", key, err)
+	}
+	if !resp.Succeeded {
+		if len(resp.Responses) == 0 || len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			return nil, 0, ErrNotFound
+		}
+		return nil, 0, ErrConflict
+	}
+	del := resp.Responses[0].GetResponseDeleteRange()
+	if del == nil || len(del.PrevKvs) == 0 {
+		return nil, 0, ErrNotFound
+	}
+	kv := del.PrevKvs[0]
+	return &KeyValue{Key: key, Value: kv.Value, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision}, resp.Header.Revision, nil
+}
+
+// Compact discards etcd history before rev.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	if _, err := s.client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("failed to compact at revision %d: %w", rev, err)
+	}
+	return nil
+}

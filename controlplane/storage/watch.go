@@ -1,0 +1,291 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// watcher is one subscriber of the store's feed.
+type watcher struct {
+	prefix string
+	ch     chan Event
+	// closed is set under Store.mu once ch is closed.
+	closed bool
+}
+
+// Run opens the store's single etcd watch and fans its events out until ctx
+// ends. It also compacts old revisions every CompactionInterval. Ready is
+// closed once the watch is open.
+func (s *Store) Run(ctx context.Context) error {
+	rev, err := s.currentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.rev = rev
+	s.historyFrom = rev
+	s.mu.Unlock()
+	close(s.ready)
+	s.log.Debug("storage watch open", "prefix", s.cfg.Prefix, "revision", rev)
+
+	if s.cfg.CompactionInterval > 0 {
+		go s.compactLoop(ctx)
+	}
+	defer s.closeAll()
+	for ctx.Err() == nil {
+		from := s.Revision() + 1
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		wch := s.client.Watch(wctx, s.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+		err := s.feed(wch)
+		cancel()
+		if ctx.Err() != nil {
+			break
+		}
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			// The feed fell behind compaction: events were lost, so every
+			// watcher must relist. Restart from the current revision.
+			s.log.Warn("storage watch fell behind compaction; closing watchers", "from", from)
+			rev, rerr := s.currentRevision(ctx)
+			if rerr != nil {
+				return rerr
+			}
+			s.resetHistory(rev)
+			continue
+		}
+		s.log.Warn("storage watch ended; reopening", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func (s *Store) currentRevision(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	defer cancel()
+	resp, err := s.client.Get(ctx, s.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("failed to read the current etcd revision: %w", err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// feed delivers one etcd watch's responses until it ends.
+func (s *Store) feed(wch clientv3.WatchChan) error {
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		events := make([]Event, 0, len(resp.Events))
+		for _, ev := range resp.Events {
+			events = append(events, convert(ev))
+		}
+		s.publish(events, resp.Header.Revision)
+	}
+	return errors.New("etcd watch channel closed")
+}
+
+func convert(ev *clientv3.Event) Event {
+	e := Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
+	if ev.PrevKv != nil {
+		e.PrevValue = ev.PrevKv.Value
+	}
+	if ev.Type == mvccpb.DELETE {
+		e.Type = EventDelete
+		e.Value = e.PrevValue
+	} else {
+		e.Type = EventPut
+		e.Value = ev.Kv.Value
+		e.Created = ev.Kv.CreateRevision == ev.Kv.ModRevision
+	}
+	return e
+}
+
+// publish appends events to the history and hands them to every matching
+// watcher. A watcher whose queue is full is closed: it resumes from the last
+// revision it saw, as a Kubernetes client does after its watch ends.
+func (s *Store) publish(events []Event, headerRev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range events {
+		s.history = append(s.history, ev)
+		for w := range s.watchers {
+			if !strings.HasPrefix(ev.Key, w.prefix) {
+				continue
+			}
+			select {
+			case w.ch <- ev:
+			default:
+				s.closeWatcher(w)
+			}
+		}
+	}
+	if over := len(s.history) - s.cfg.History; over > 0 {
+		s.historyFrom = s.history[over-1].Revision
+		s.history = append(s.history[:0:0], s.history[over:]...)
+	}
+	if headerRev > s.rev {
+		s.rev = headerRev
+		close(s.revChanged)
+		s.revChanged = make(chan struct{})
+	}
+}
+
+// waitForRevision waits until the feed has seen rev, for at most
+// futureRevisionWait: a client that lists and then watches from the list's
+// revision may be a little ahead of the feed.
+func (s *Store) waitForRevision(ctx context.Context, rev int64) error {
+	deadline := time.NewTimer(futureRevisionWait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		cur, changed := s.rev, s.revChanged
+		s.mu.Unlock()
+		if cur >= rev {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return ErrFutureRevision
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// closeWatcher closes w; s.mu must be held.
+func (s *Store) closeWatcher(w *watcher) {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	close(w.ch)
+	delete(s.watchers, w)
+}
+
+func (s *Store) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watchers {
+		s.closeWatcher(w)
+	}
+}
+
+func (s *Store) resetHistory(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watchers {
+		s.closeWatcher(w)
+	}
+	s.history = nil
+	s.historyFrom = rev
+	s.rev = rev
+}
+
+// Watch streams the changes under prefix with a revision greater than
+// fromRevision (0: from now). The channel closes when ctx ends, when the
+// watcher falls too far behind, or when the store stops; the caller resumes
+// from the last revision it received. A fromRevision older than etcd keeps
+// returns ErrCompacted; one newer than the store has seen, ErrFutureRevision.
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := s.waitForRevision(ctx, fromRevision); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if fromRevision == 0 || fromRevision >= s.historyFrom {
+		w := &watcher{prefix: prefix, ch: make(chan Event, s.cfg.WatcherBuffer)}
+		var backlog []Event
+		if fromRevision > 0 {
+			for _, ev := range s.history {
+				if ev.Revision > fromRevision && strings.HasPrefix(ev.Key, prefix) {
+					backlog = append(backlog, ev)
+				}
+			}
+		}
+		if len(backlog) > cap(w.ch) {
+			w.ch = make(chan Event, len(backlog)+s.cfg.WatcherBuffer)
+		}
+		for _, ev := range backlog {
+			w.ch <- ev
+		}
+		s.watchers[w] = struct{}{}
+		s.mu.Unlock()
+		go func() {
+			<-ctx.Done()
+			s.mu.Lock()
+			s.closeWatcher(w)
+			s.mu.Unlock()
+		}()
+		return w.ch, nil
+	}
+	s.mu.Unlock()
+	return s.watchFromEtcd(ctx, prefix, fromRevision)
+}
+
+// watchFromEtcd serves a watcher whose start point is older than the
+// in-memory history straight from etcd's own history.
+func (s *Store) watchFromEtcd(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error) {
+	// A read at the start revision tells whether etcd still has it.
+	gctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+	_, err := s.client.Get(gctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(fromRevision), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+	cancel()
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return nil, ErrCompacted
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to watch %q from revision %d: %w", prefix, fromRevision, err)
+	}
+	out := make(chan Event, s.cfg.WatcherBuffer)
+	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(fromRevision+1), clientv3.WithPrevKV())
+	go func() {
+		defer close(out)
+		for resp := range wch {
+			if resp.Err() != nil {
+				return
+			}
+			for _, ev := range resp.Events {
+				select {
+				case out <- convert(ev):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (s *Store) compactLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CompactionInterval)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if last > 0 {
+			if err := s.Compact(ctx, last); err != nil {
+				s.log.Warn("compaction failed", "revision", last, "err", err)
+			} else {
+				s.log.Debug("compacted etcd", "revision", last)
+			}
+		}
+		last = s.Revision()
+	}
+}
