@@ -1,0 +1,136 @@
+package explain
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DecisionAnnotation is the pod annotation holding the compact JSON
+// Decision of the scheduling attempt that bound the pod.
+const DecisionAnnotation = "scheduler.glassplane.io/decision"
+
+// Limits for the compact form attached to a Binding.
+const (
+	// MaxAnnotationNodes is how many nodes the compact form lists at most
+	// in Filter and in Scores.
+	MaxAnnotationNodes = 20
+	// MaxAnnotationBytes bounds the compact JSON.
+	MaxAnnotationBytes = 32 * 1024
+)
+
+// Decision is one scheduling attempt of one pod, as the scheduler saw it.
+type Decision struct {
+	// Attempt counts the pod's scheduling attempts, from 1.
+	Attempt int `json:"attempt"`
+	// Time is when the attempt started.
+	Time metav1.Time `json:"time"`
+	// Pod is "namespace/name".
+	Pod string `json:"pod"`
+	// Node is the chosen node; empty if the attempt failed.
+	Node string `json:"node,omitempty"`
+	// Nodes is how many nodes the scheduler knew in this attempt.
+	Nodes int `json:"nodes"`
+	// Feasible is how many evaluated nodes passed every filter.
+	Feasible int `json:"feasible"`
+	// Filter holds one entry per evaluated node.
+	Filter []NodeFilter `json:"filter,omitempty"`
+	// FilterOmitted counts Filter entries left out of a compact form.
+	FilterOmitted int `json:"filterOmitted,omitempty"`
+	// Scores holds one entry per scored node, best first. It is empty when
+	// the scheduler did not need to score (one feasible node or none).
+	Scores []NodeScore `json:"scores,omitempty"`
+	// ScoresOmitted counts Scores entries left out of a compact form.
+	ScoresOmitted int `json:"scoresOmitted,omitempty"`
+	// Message is the event message: "Successfully assigned ..." or the
+	// FailedScheduling text.
+	Message string `json:"message,omitempty"`
+}
+
+// NodeFilter is the filter outcome on one node: passed, or the first plugin
+// that rejected it and why.
+type NodeFilter struct {
+	Node   string `json:"node"`
+	Passed bool   `json:"passed"`
+	Plugin string `json:"plugin,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeScore is one node's score: every plugin's part and their sum.
+type NodeScore struct {
+	Node    string        `json:"node"`
+	Plugins []PluginScore `json:"plugins"`
+	Total   int64         `json:"total"`
+}
+
+// PluginScore is one plugin's part of a node's score: the raw score, the
+// score after normalization (0..100), the plugin's weight and their product.
+type PluginScore struct {
+	Plugin     string `json:"plugin"`
+	Raw        int64  `json:"raw"`
+	Normalized int64  `json:"normalized"`
+	Weight     int64  `json:"weight"`
+	Weighted   int64  `json:"weighted"`
+}
+
+// Compact returns the JSON of d cut down to fit an annotation: Scores best
+// first and Filter with passed nodes first (in score order), then rejected
+// nodes by name, each capped at MaxAnnotationNodes and halved further until
+// the JSON is at most MaxAnnotationBytes; the *Omitted fields count what
+// was cut.
+func Compact(d Decision) ([]byte, error) {
+	rank := map[string]int{}
+	scores := append([]NodeScore(nil), d.Scores...)
+	sort.SliceStable(scores, func(i, j int) bool {
+		if scores[i].Total != scores[j].Total {
+			return scores[i].Total > scores[j].Total
+		}
+		return scores[i].Node < scores[j].Node
+	})
+	for i, s := range scores {
+		rank[s.Node] = i
+	}
+	filter := append([]NodeFilter(nil), d.Filter...)
+	sort.SliceStable(filter, func(i, j int) bool {
+		a, b := filter[i], filter[j]
+		if a.Passed != b.Passed {
+			return a.Passed
+		}
+		if a.Passed {
+			ra, oka := rank[a.Node]
+			rb, okb := rank[b.Node]
+			if oka != okb {
+				return oka
+			}
+			if ra != rb {
+				return ra < rb
+			}
+		}
+		return a.Node < b.Node
+	})
+
+	for limit := MaxAnnotationNodes; ; limit /= 2 {
+		c := d
+		c.Filter, c.FilterOmitted = capList(filter, limit), d.FilterOmitted+max(0, len(filter)-limit)
+		c.Scores, c.ScoresOmitted = capList(scores, limit), d.ScoresOmitted+max(0, len(scores)-limit)
+		if limit == 0 && len(c.Message) > MaxAnnotationBytes/2 {
+			c.Message = c.Message[:MaxAnnotationBytes/2] + " ..."
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode decision for %q: %w", d.Pod, err)
+		}
+		if len(b) <= MaxAnnotationBytes || limit == 0 {
+			return b, nil
+		}
+	}
+}
+
+func capList[T any](s []T, n int) []T {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,46 @@
+package framework
+
+import (
+	"errors"
+	"sync"
+)
+
+// ErrNotFound is returned by CycleState.Read for a key nobody wrote.
+var ErrNotFound = errors.New("not found")
+
+// StateKey names one piece of data in a CycleState.
+type StateKey string
+
+// StateData is anything a plugin keeps in a CycleState.
+type StateData interface{}
+
+// CycleState carries data between the extension points of one scheduling
+// cycle of one pod, typically what a PreFilter computed for its Filter. It is
+// safe for concurrent use because Filter and Score run on many nodes at once.
+type CycleState struct {
+	mu      sync.RWMutex // guards storage
+	storage map[StateKey]StateData
+}
+
+// NewCycleState returns an empty CycleState.
+func NewCycleState() *CycleState {
+	return &CycleState{storage: map[StateKey]StateData{}}
+}
+
+// Read returns the data stored under key, or ErrNotFound.
+func (c *CycleState) Read(key StateKey) (StateData, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.storage[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
+// Write stores data under key, replacing what was there.
+func (c *CycleState) Write(key StateKey, data StateData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.storage[key] = data
+}

@@ -1,0 +1,318 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// DefaultParallelism is how many nodes are filtered or scored at once.
+const DefaultParallelism = 16
+
+// Framework runs the plugins of one profile.
+type Framework struct {
+	profileName string
+	parallelism int
+	queueSort   QueueSortPlugin
+	preFilter   []PreFilterPlugin
+	filter      []FilterPlugin
+	preScore    []PreScorePlugin
+	score       []ScorePlugin
+	weights     map[string]int64
+}
+
+// NewFramework builds every plugin the profile enables from registry and
+// sorts them into extension points. parallelism bounds the per-node pool
+// (<= 0 means DefaultParallelism).
+func NewFramework(ctx context.Context, registry Registry, profile Profile, h Handle, parallelism int) (*Framework, error) {
+	if parallelism <= 0 {
+		parallelism = DefaultParallelism
+	}
+	f := &Framework{profileName: profile.SchedulerName, parallelism: parallelism, weights: map[string]int64{}}
+	seen := map[string]bool{}
+	for _, ref := range profile.Plugins {
+		if seen[ref.Name] {
+			return nil, fmt.Errorf("failed to build profile %q: plugin %q is listed twice", profile.SchedulerName, ref.Name)
+		}
+		seen[ref.Name] = true
+		factory, ok := registry[ref.Name]
+		if !ok {
+			return nil, fmt.Errorf("failed to build profile %q: plugin %q is not registered", profile.SchedulerName, ref.Name)
+		}
+		p, err := factory(ctx, ref.Args, h)
+		if err != nil {
+			return nil, fmt.Errorf("failed to build plugin %q: %w", ref.Name, err)
+		}
+		if qs, ok := p.(QueueSortPlugin); ok {
+			if f.queueSort != nil {
+				return nil, fmt.Errorf("failed to build profile %q: only one queue sort plugin may be enabled, got %q and %q", profile.SchedulerName, f.queueSort.Name(), p.Name())
+			}
+			f.queueSort = qs
+		}
+		if pf, ok := p.(PreFilterPlugin); ok {
+			f.preFilter = append(f.preFilter, pf)
+		}
+		if fp, ok := p.(FilterPlugin); ok {
+			f.filter = append(f.filter, fp)
+		}
+		if ps, ok := p.(PreScorePlugin); ok {
+			f.preScore = append(f.preScore, ps)
+		}
+		if sp, ok := p.(ScorePlugin); ok {
+			weight := ref.Weight
+			if weight == 0 {
+				weight = 1
+			}
+			if weight < 0 {
+				return nil, fmt.Errorf("failed to build profile %q: plugin %q has negative weight %d", profile.SchedulerName, ref.Name, weight)
+			}
+			f.score = append(f.score, sp)
+			f.weights[p.Name()] = weight
+		}
+	}
+	if f.queueSort == nil {
+		return nil, fmt.Errorf("failed to build profile %q: no queue sort plugin enabled", profile.SchedulerName)
+	}
+	return f, nil
+}
+
+// ProfileName is the scheduler name of the profile.
+func (f *Framework) ProfileName() string { return f.profileName }
+
+// QueueSortLess is the queue sort plugin's Less.
+func (f *Framework) QueueSortLess() func(a, b *QueuedPodInfo) bool { return f.queueSort.Less }
+
+// FilterPluginNames lists the enabled filter plugins in the order they run.
+func (f *Framework) FilterPluginNames() []string {
+	names := make([]string, 0, len(f.filter))
+	for _, p := range f.filter {
+		names = append(names, p.Name())
+	}
+	return names
+}
+
+// RunPreFilterPlugins runs every PreFilter plugin and returns the first
+// status that is not Success, tagged with the plugin's name.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) *Status {
+	for _, p := range f.preFilter {
+		if s := p.PreFilter(ctx, state, pod); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// RunFilterPlugins runs the Filter plugins on one node in order and stops
+// at the first that does not answer Success; that status is returned,
+// tagged with the plugin's name.
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
+	for _, p := range f.filter {
+		if s := p.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// NodeFilterResult is the outcome of filtering one node; a nil Status
+// means the node passed.
+type NodeFilterResult struct {
+	NodeInfo *NodeInfo
+	Status   *Status
+}
+
+// FilterNodes filters nodes on the parallel pool, starting at index start
+// and wrapping around, and stops handing out work once want nodes passed.
+// It returns the results of the nodes it evaluated in evaluation order; at
+// most want of them passed. An Error status from any plugin aborts the
+// cycle and is returned as an error.
+func (f *Framework) FilterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo, start, want int) ([]NodeFilterResult, error) {
+	n := len(nodes)
+	if n == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	statuses := make([]*Status, n)
+	evaluated := make([]bool, n)
+	var feasible atomic.Int64
+	var errOnce sync.Once
+	var firstErr error
+	check := func(i int) {
+		ni := nodes[(start+i)%n]
+		s := f.RunFilterPlugins(ctx, state, pod, ni)
+		switch {
+		case s.Code() == Error:
+			errOnce.Do(func() {
+				firstErr = fmt.Errorf("failed to run filter plugin %q on node %q: %w", s.Plugin(), ni.nodeName(), s.AsError())
+			})
+			cancel()
+			return
+		case s.IsSuccess():
+			found := feasible.Add(1)
+			if found > int64(want) {
+				return
+			}
+			if found == int64(want) {
+				cancel()
+			}
+		}
+		statuses[i] = s
+		evaluated[i] = true
+	}
+	workqueue.ParallelizeUntil(ctx, f.parallelism, n, check, workqueue.WithChunkSize(chunkSizeFor(n, f.parallelism)))
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	results := make([]NodeFilterResult, 0, n)
+	for i := 0; i < n; i++ {
+		if evaluated[i] {
+			results = append(results, NodeFilterResult{NodeInfo: nodes[(start+i)%n], Status: statuses[i]})
+		}
+	}
+	return results, nil
+}
+
+// RunPreScorePlugins runs every PreScore plugin with the feasible nodes.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
+	for _, p := range f.preScore {
+		if s := p.PreScore(ctx, state, pod, nodes); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// PluginScore is one plugin's contribution to one node's total.
+type PluginScore struct {
+	Name string
+	// Raw is what Score returned.
+	Raw int64
+	// Normalized is the score after NormalizeScore (equal to Raw without).
+	Normalized int64
+	Weight     int64
+	// Score is Normalized times Weight.
+	Score int64
+}
+
+// NodePluginScores is every plugin's score for one node and their sum.
+type NodePluginScores struct {
+	Name       string
+	Scores     []PluginScore
+	TotalScore int64
+}
+
+// RunScorePlugins scores every node with every Score plugin on the parallel
+// pool, normalizes, checks the range, applies the weights and sums.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	raw := make([]NodeScoreList, len(f.score))
+	for i := range raw {
+		raw[i] = make(NodeScoreList, len(nodes))
+	}
+	var errOnce sync.Once
+	var firstErr *Status
+	fail := func(s *Status) {
+		errOnce.Do(func() { firstErr = s })
+		cancel()
+	}
+
+	workqueue.ParallelizeUntil(ctx, f.parallelism, len(nodes), func(i int) {
+		name := nodes[i].nodeName()
+		for p, pl := range f.score {
+			s, st := pl.Score(ctx, state, pod, nodes[i])
+			if !st.IsSuccess() {
+				fail(NewStatus(Error, fmt.Sprintf("plugin %q failed to score node %q: %s", pl.Name(), name, st.Message())).WithPlugin(pl.Name()))
+				return
+			}
+			raw[p][i] = NodeScore{Name: name, Score: s}
+		}
+	}, workqueue.WithChunkSize(chunkSizeFor(len(nodes), f.parallelism)))
+	if firstErr != nil {
+		return nil, firstErr
+	}
+
+	normalized := make([]NodeScoreList, len(f.score))
+	workqueue.ParallelizeUntil(ctx, f.parallelism, len(f.score), func(p int) {
+		pl := f.score[p]
+		normalized[p] = append(NodeScoreList(nil), raw[p]...)
+		if ext := pl.ScoreExtensions(); ext != nil {
+			if st := ext.NormalizeScore(ctx, state, pod, normalized[p]); !st.IsSuccess() {
+				fail(NewStatus(Error, fmt.Sprintf("plugin %q failed to normalize scores: %s", pl.Name(), st.Message())).WithPlugin(pl.Name()))
+				return
+			}
+		}
+		for _, ns := range normalized[p] {
+			if ns.Score < MinNodeScore || ns.Score > MaxNodeScore {
+				fail(NewStatus(Error, fmt.Sprintf("plugin %q returns an invalid score %d for node %q, it should be in the range [%d, %d] after normalizing", pl.Name(), ns.Score, ns.Name, MinNodeScore, MaxNodeScore)).WithPlugin(pl.Name()))
+				return
+			}
+		}
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+
+	out := make([]NodePluginScores, len(nodes))
+	for i, ni := range nodes {
+		nps := NodePluginScores{Name: ni.nodeName(), Scores: make([]PluginScore, len(f.score))}
+		for p, pl := range f.score {
+			w := f.weights[pl.Name()]
+			ps := PluginScore{Name: pl.Name(), Raw: raw[p][i].Score, Normalized: normalized[p][i].Score, Weight: w}
+			ps.Score = ps.Normalized * w
+			nps.Scores[p] = ps
+			nps.TotalScore += ps.Score
+		}
+		out[i] = nps
+	}
+	return out, nil
+}
+
+// ErrNoScores is returned by SelectHost for an empty list.
+var ErrNoScores = errors.New("empty list of node scores")
+
+// SelectHost picks the node with the highest total score; among nodes that
+// tie for the highest it picks one uniformly at random (reservoir sampling,
+// as kube-scheduler does).
+func SelectHost(scores []NodePluginScores, rng *rand.Rand) (string, error) {
+	if len(scores) == 0 {
+		return "", ErrNoScores
+	}
+	best := scores[0].Name
+	bestScore := scores[0].TotalScore
+	ties := 1
+	for _, s := range scores[1:] {
+		switch {
+		case s.TotalScore > bestScore:
+			best, bestScore, ties = s.Name, s.TotalScore, 1
+		case s.TotalScore == bestScore:
+			ties++
+			if rng.IntN(ties) == 0 {
+				best = s.Name
+			}
+		}
+	}
+	return best, nil
+}
+
+// chunkSizeFor returns how many nodes one worker takes at a time: about
+// the square root of n, but small enough to keep every worker busy.
+func chunkSizeFor(n, parallelism int) int {
+	s := int(math.Sqrt(float64(n)))
+	if r := n/parallelism + 1; s > r {
+		s = r
+	} else if s < 1 {
+		s = 1
+	}
+	return s
+}

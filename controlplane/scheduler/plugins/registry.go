@@ -1,0 +1,22 @@
+package plugins
+
+import (
+	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodename"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/noderesources"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeunschedulable"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/tainttoleration"
+)
+
+// NewInTreeRegistry returns the factories of every plugin shipped with
+// Glassplane, by name.
+func NewInTreeRegistry() framework.Registry {
+	return framework.Registry{
+		queuesort.Name:         queuesort.New,
+		nodeunschedulable.Name: nodeunschedulable.New,
+		nodename.Name:          nodename.New,
+		tainttoleration.Name:   tainttoleration.New,
+		noderesources.Name:     noderesources.NewFit,
+	}
+}
