@@ -1,0 +1,254 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+func newStore(t *testing.T, cfg storage.Config) *storage.Store {
+	t.Helper()
+	srv := etcdtest.Start(t)
+	cfg.CompactionInterval = -1
+	s := storage.New(srv.Client(), cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-s.Ready()
+	return s
+}
+
+func TestKeyLayout(t *testing.T) {
+	tests := []struct{ resource, ns, name, want string }{
+		{"pods", "default", "mypod", "/registry/pods/default/mypod"},
+		{"minions", "", "node-1", "/registry/minions/node-1"},
+		{"services/specs", "default", "web", "/registry/services/specs/default/web"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := storage.Key(tt.resource, tt.ns, tt.name); got != tt.want {
+				t.Errorf("Key = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := storage.Prefix("pods", ""); got != "/registry/pods/" {
+		t.Errorf("Prefix = %q", got)
+	}
+}
+
+func TestCreateUpdateDeleteWithRevisions(t *testing.T) {
+	s := newStore(t, storage.Config{})
+	ctx := context.Background()
+	key := storage.Key("pods", "default", "a")
+
+	kv, err := s.Create(ctx, key, []byte(`{"v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, key, []byte(`{"v":2}`)); !errors.Is(err, storage.ErrKeyExists) {
+		t.Fatalf("second create: err = %v, want ErrKeyExists", err)
+	}
+	got, err := s.Get(ctx, key)
+	if err != nil || got.ModRevision != kv.ModRevision || string(got.Value) != `{"v":1}` {
+		t.Fatalf("get = %+v, %v; want revision %d", got, err, kv.ModRevision)
+	}
+	upd, err := s.Update(ctx, key, []byte(`{"v":3}`), kv.ModRevision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, key, []byte(`{"v":4}`), kv.ModRevision); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("stale update: err = %v, want ErrConflict", err)
+	}
+	if _, err := s.Update(ctx, storage.Key("pods", "default", "missing"), nil, 1); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("update of missing key: err = %v, want ErrNotFound", err)
+	}
+	if _, _, err := s.Delete(ctx, key, kv.ModRevision); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("stale delete: err = %v, want ErrConflict", err)
+	}
+	prev, _, err := s.Delete(ctx, key, upd.ModRevision)
+	if err != nil || string(prev.Value) != `{"v":3}` {
+		t.Fatalf("delete = %+v, %v", prev, err)
+	}
+	if _, err := s.Get(ctx, key); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("get after delete: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestGuaranteedUpdateRetriesOnConflict(t *testing.T) {
+	s := newStore(t, storage.Config{})
+	ctx := context.Background()
+	key := storage.Key("configmaps", "default", "c")
+	if _, err := s.Create(ctx, key, []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	kv, err := s.GuaranteedUpdate(ctx, key, func(cur *storage.KeyValue) ([]byte, error) {
+		calls++
+		if calls == 1 { // another writer sneaks in
+			if _, err := s.Update(ctx, key, []byte("x"), cur.ModRevision); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return append(append([]byte{}, cur.Value...), '+'), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || string(kv.Value) != "x+" {
+		t.Fatalf("calls = %d, value = %q; want 2 calls and %q", calls, kv.Value, "x+")
+	}
+}
+
+func TestListPaginates(t *testing.T) {
+	s := newStore(t, storage.Config{})
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := s.Create(ctx, storage.Key("pods", "default", fmt.Sprintf("p%d", i)), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Create(ctx, storage.Key("podtemplates", "default", "x"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.List(ctx, storage.Prefix("pods", ""), storage.ListOptions{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 2 || !page.More || page.Remaining != 3 {
+		t.Fatalf("first page: %d items, more=%v remaining=%d", len(page.Items), page.More, page.Remaining)
+	}
+	var names []string
+	next := ""
+	for {
+		p, err := s.List(ctx, storage.Prefix("pods", ""), storage.ListOptions{Limit: 2, StartKey: next, Revision: page.Revision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range p.Items {
+			names = append(names, kv.Key)
+		}
+		if !p.More {
+			break
+		}
+		next = p.Items[len(p.Items)-1].Key + "\x00"
+	}
+	if len(names) != 5 {
+		t.Fatalf("paged through %d pods, want 5 (podtemplates must not match): %v", len(names), names)
+	}
+}
+
+func TestWatchDeliversInOrderAndResumes(t *testing.T) {
+	s := newStore(t, storage.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := s.Watch(ctx, storage.Prefix("pods", "default"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := storage.Key("pods", "default", "w")
+	kv, _ := s.Create(ctx, key, []byte("1"))
+	kv2, _ := s.Update(ctx, key, []byte("2"), kv.ModRevision)
+	s.Delete(ctx, key, 0)
+	s.Create(ctx, storage.Key("pods", "other", "x"), []byte("ignored"))
+
+	want := []struct {
+		typ     storage.EventType
+		value   string
+		created bool
+	}{{storage.EventPut, "1", true}, {storage.EventPut, "2", false}, {storage.EventDelete, "2", false}}
+	for i, w := range want {
+		ev := next(t, ch)
+		if ev.Type != w.typ || string(ev.Value) != w.value || ev.Created != w.created {
+			t.Fatalf("event %d = %+v, want %+v", i, ev, w)
+		}
+	}
+
+	// A new watcher from the first revision replays what came after it.
+	replay, err := s.Watch(ctx, storage.Prefix("pods", "default"), kv.ModRevision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, replay); ev.Revision != kv2.ModRevision {
+		t.Fatalf("replayed revision %d, want %d", ev.Revision, kv2.ModRevision)
+	}
+}
+
+func TestWatchFromCompactedRevisionFails(t *testing.T) {
+	// A tiny history forces old start points to be served by etcd itself.
+	s := newStore(t, storage.Config{History: 2})
+	ctx := context.Background()
+	key := storage.Key("pods", "default", "c")
+	first, _ := s.Create(ctx, key, []byte("0"))
+	var last *storage.KeyValue
+	cur := first
+	for i := range 5 {
+		var err error
+		last, err = s.Update(ctx, key, fmt.Appendf(nil, "%d", i+1), cur.ModRevision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur = last
+	}
+	// Still in etcd's history, though not in the store's: served from etcd.
+	ch, err := s.Watch(ctx, storage.Prefix("pods", ""), first.ModRevision)
+	if err != nil {
+		t.Fatalf("watch from kept revision: %v", err)
+	}
+	if ev := next(t, ch); ev.Revision != first.ModRevision+1 {
+		t.Fatalf("first event revision %d, want %d", ev.Revision, first.ModRevision+1)
+	}
+	if err := s.Compact(ctx, last.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Watch(ctx, storage.Prefix("pods", ""), first.ModRevision); !errors.Is(err, storage.ErrCompacted) {
+		t.Fatalf("watch from compacted revision: err = %v, want ErrCompacted", err)
+	}
+}
+
+func TestSlowWatcherIsClosed(t *testing.T) {
+	s := newStore(t, storage.Config{WatcherBuffer: 2})
+	ctx := context.Background()
+	ch, err := s.Watch(ctx, storage.Root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := s.Create(ctx, storage.Key("pods", "default", fmt.Sprint(i)), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.After(30 * time.Second)
+	for n := 0; ; n++ {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				if n > 2 {
+					t.Fatalf("received %d events from a buffer of 2", n)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("a watcher that never read was not closed")
+		}
+	}
+}
+
+func next(t *testing.T, ch <-chan storage.Event) storage.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("watch closed early")
+		}
+		return ev
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event within 30s")
+	}
+	return storage.Event{}
+}
