@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # generate.sh regenerates zz_generated.openapi.go with kube-openapi's openapi-gen,
 # pinned to the k8s.io/kube-openapi version in go.mod so the output is reproducible.
+# The inputs are the packages of the kinds the API server serves, plus the ones
+# their fields reach: autoscaling/v1 for the scale subresource's Scale, and
+# scheduling/v1alpha3 for batch/v1 JobSchedulingConfiguration's fields.
 set -euo pipefail
 
 pkg_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,11 +20,13 @@ go run "k8s.io/kube-openapi/cmd/openapi-gen@${kube_openapi_version}" \
 	--report-filename /dev/null \
 	k8s.io/api/core/v1 \
 	k8s.io/api/apps/v1 \
+	k8s.io/api/autoscaling/v1 \
 	k8s.io/api/coordination/v1 \
 	k8s.io/api/rbac/v1 \
 	k8s.io/api/authorization/v1 \
 	k8s.io/api/authentication/v1 \
 	k8s.io/api/scheduling/v1 \
+	k8s.io/api/scheduling/v1alpha3 \
 	k8s.io/api/batch/v1 \
 	k8s.io/api/discovery/v1 \
 	k8s.io/api/policy/v1 \
