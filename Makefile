@@ -1,0 +1,62 @@
+# Glassplane: `make up` runs the all-in-one cluster, `make test` runs every test.
+GO        ?= go
+BIN       := bin/glassplane
+DATA_DIR  ?= ./glassplane-data
+UP_FLAGS  ?=
+TEMPL_SRC := $(shell find components web -name '*.templ' 2>/dev/null)
+TEMPL_GO  := $(TEMPL_SRC:.templ=_templ.go)
+GO_SRC    := $(shell find . -name '*.go' -not -path './bin/*' 2>/dev/null)
+STATIC    := $(shell find static -type f 2>/dev/null)
+E2E_PKGS  := ./cmd/glassplane/e2e/...
+
+export GOFLAGS ?= -mod=mod
+
+.PHONY: all build up deps deps-runtime test test-unit test-e2e bench lint generate templ-check clean
+
+all: build
+
+build: $(BIN)
+
+$(BIN): $(TEMPL_GO) $(GO_SRC) $(STATIC) go.mod go.sum
+	$(GO) build -o $(BIN) ./cmd/glassplane
+
+# templ generate, only for the components whose sources changed.
+%_templ.go: %.templ
+	$(GO) tool templ generate -f $<
+
+deps-runtime:
+	bash scripts/install-deps.sh runtime
+
+deps:
+	bash scripts/install-deps.sh test
+
+up: deps-runtime build
+	$(BIN) up --data-dir $(DATA_DIR) $(UP_FLAGS)
+
+# Unit tests first, then the integration and end-to-end tests, which share the
+# one binary built above.
+test: deps build test-unit test-e2e
+
+test-unit:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+test-e2e: build
+	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -timeout 40m $(E2E_PKGS)
+
+bench: deps build
+	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m $(E2E_PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+generate:
+	bash controlplane/apiserver/openapi/generate.sh
+	$(GO) tool templ generate
+
+templ-check:
+	$(GO) tool templ generate
+	git diff --exit-code -- '*_templ.go'
+
+clean:
+	rm -rf bin

@@ -1,0 +1,7 @@
+// Package server holds Glassplane's two Echo applications and their
+// listeners: the Kubernetes API over TLS (client certificates verified
+// against the cluster CA) and the dashboard over HTTP. It owns transport
+// concerns only (TLS, recovery, compression, security headers, graceful
+// shutdown); the API routes come from controlplane/apiserver and the
+// dashboard's from web, each mounted with its Register method.
+package server

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultShutdownTimeout bounds how long in-flight requests (watches end at
+// once) may take when the server stops.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// Config says where and how the two applications listen.
+type Config struct {
+	// APIListen is the API's host:port (HTTPS).
+	APIListen string
+	// WebListen is the dashboard's host:port (HTTP); empty disables it.
+	WebListen string
+	// Certificate is the API's serving certificate.
+	Certificate tls.Certificate
+	// ClientCAs verifies client certificates presented to the API.
+	ClientCAs *x509.CertPool
+	Logger    *slog.Logger
+}
+
+// Server is the pair of Echo applications with their bound listeners.
+type Server struct {
+	api, web     *echo.Echo
+	apiLn, webLn net.Listener
+	log          *slog.Logger
+}
+
+// New binds both listeners (so a busy port fails here, and port 0 gets a
+// real one) and returns the applications ready for routes to be registered.
+func New(cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	tlsCfg := &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cfg.Certificate},
+		ClientCAs:    cfg.ClientCAs,
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+	apiLn, err := net.Listen("tcp", cfg.APIListen)
+	if err != nil {
+		return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
+	}
+	s := &Server{api: newEcho(log), apiLn: tls.NewListener(apiLn, tlsCfg), log: log}
+	if cfg.WebListen != "" {
+		webLn, err := net.Listen("tcp", cfg.WebListen)
+		if err != nil {
+			apiLn.Close()
+			return nil, fmt.Errorf("failed to listen on %q for the dashboard: %w", cfg.WebListen, err)
+		}
+		s.web = newEcho(log)
+		s.webLn = webLn
+		s.web.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isUpgrade}))
+		s.web.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+			XSSProtection:         "0",
+			ContentTypeNosniff:    "nosniff",
+			XFrameOptions:         "DENY",
+			ReferrerPolicy:        "same-origin",
+			ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'",
+		}))
+	}
+	return s, nil
+}
+
+func newEcho(log *slog.Logger) *echo.Echo {
+	e := echo.New()
+	e.Logger = log
+	e.Use(middleware.Recover())
+	return e
+}
+
+// isUpgrade skips compression for websocket handshakes, which gzip breaks.
+func isUpgrade(c *echo.Context) bool {
+	return strings.EqualFold(c.Request().Header.Get("Upgrade"), "websocket")
+}
+
+// API returns the API application, for controlplane/apiserver to register on.
+func (s *Server) API() *echo.Echo { return s.api }
+
+// Web returns the dashboard application (nil when disabled).
+func (s *Server) Web() *echo.Echo { return s.web }
+
+// APIURL is the API's https URL with the bound port.
+func (s *Server) APIURL() string { return "https://" + s.apiLn.Addr().String() }
+
+// WebURL is the dashboard's http URL with the bound port ("" when disabled).
+func (s *Server) WebURL() string {
+	if s.webLn == nil {
+		return ""
+	}
+	return "http://" + s.webLn.Addr().String()
+}
+
+// Run serves both applications until ctx ends, then shuts them down.
+func (s *Server) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serve(ctx, s.apiLn, s.api, s.log) })
+	if s.web != nil {
+		g.Go(func() error { return serve(ctx, s.webLn, s.web, s.log) })
+	}
+	return g.Wait()
+}
+
+func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("failed to serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("failed to shut down %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
