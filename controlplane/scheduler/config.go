@@ -1,0 +1,90 @@
+package scheduler
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodename"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/noderesources"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeunschedulable"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/tainttoleration"
+)
+
+// Defaults for Config.
+const (
+	// DefaultSchedulerName is the name pods get when spec.schedulerName is
+	// empty, and the reporting component of the events.
+	DefaultSchedulerName = "default-scheduler"
+	// DefaultParallelism bounds how many nodes are filtered or scored at once.
+	DefaultParallelism = 16
+	// DefaultDecisionHistory is how many decisions are kept per pod.
+	DefaultDecisionHistory = 10
+	// DefaultBindTimeout bounds one binding request.
+	DefaultBindTimeout = 30 * time.Second
+)
+
+// Config is what the user sets for a scheduler. Zero values mean defaults.
+type Config struct {
+	// SchedulerName is the spec.schedulerName this scheduler serves and the
+	// component its events come from (default "default-scheduler").
+	SchedulerName string
+	// Parallelism bounds the per-node filter and score pool (default 16).
+	Parallelism int
+	// Logger receives the scheduler's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Plugins is the profile's enabled plugins in order (default
+	// DefaultPlugins()).
+	Plugins []framework.PluginRef
+	// Registry adds out-of-tree plugin factories to the in-tree ones.
+	Registry framework.Registry
+	// PercentageOfNodesToScore limits how many feasible nodes a cycle looks
+	// for in clusters of 100 nodes or more; 0 means kube-scheduler's
+	// adaptive default.
+	PercentageOfNodesToScore int
+	// PodInitialBackoff and PodMaxBackoff bound the retry backoff of
+	// unschedulable pods (defaults 1 s and 10 s).
+	PodInitialBackoff time.Duration
+	PodMaxBackoff     time.Duration
+	// DecisionHistory is how many decisions Decisions keeps per pod
+	// (default 10).
+	DecisionHistory int
+	// BindTimeout bounds one binding request (default 30 s).
+	BindTimeout time.Duration
+}
+
+// DefaultPlugins is the default profile this round: kube-scheduler's
+// default plugins that Glassplane implements so far, in kube-scheduler's
+// order and with its score weights.
+func DefaultPlugins() []framework.PluginRef {
+	return []framework.PluginRef{
+		{Name: queuesort.Name},
+		{Name: nodeunschedulable.Name},
+		{Name: nodename.Name},
+		{Name: tainttoleration.Name, Weight: 3},
+		{Name: noderesources.Name, Weight: 1},
+	}
+}
+
+func (c Config) withDefaults() Config {
+	if c.SchedulerName == "" {
+		c.SchedulerName = DefaultSchedulerName
+	}
+	if c.Parallelism <= 0 {
+		c.Parallelism = DefaultParallelism
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Plugins == nil {
+		c.Plugins = DefaultPlugins()
+	}
+	if c.DecisionHistory <= 0 {
+		c.DecisionHistory = DefaultDecisionHistory
+	}
+	if c.BindTimeout <= 0 {
+		c.BindTimeout = DefaultBindTimeout
+	}
+	return c
+}

@@ -1,0 +1,347 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
+	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
+)
+
+// ErrNoNodesAvailable is the failure of a cycle that found no node at all.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// Event reasons, as kube-scheduler writes them.
+const (
+	ReasonScheduled        = "Scheduled"
+	ReasonFailedScheduling = "FailedScheduling"
+)
+
+// Limits of kube-scheduler's numFeasibleNodesToFind.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+	// eventNoteLengthLimit is the API's limit on an event message.
+	eventNoteLengthLimit = 1024
+)
+
+// scheduleOne runs one scheduling cycle for a popped pod: filter, score,
+// pick a node, assume the pod there and hand it to a binding goroutine.
+func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo) {
+	pod := pi.Pod
+	key := pod.Namespace + "/" + pod.Name
+	cycle := s.queue.SchedulingCycle()
+	if s.skipPodSchedule(pod) {
+		s.queue.Done(pod)
+		return
+	}
+
+	start := time.Now()
+	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key}
+	state := framework.NewCycleState()
+	s.cache.UpdateSnapshot(s.snapshot)
+	host, err := s.schedulePod(ctx, state, pod, &d)
+	if err != nil {
+		s.handleSchedulingFailure(ctx, pi, cycle, err, d)
+		return
+	}
+
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = host
+	if err := s.cache.AssumePod(assumed); err != nil {
+		s.handleSchedulingFailure(ctx, pi, cycle, err, d)
+		return
+	}
+	d.Node = host
+	s.log.Debug("pod fits", "pod", key, "node", host, "evaluatedNodes", len(d.Filter), "feasibleNodes", d.Feasible, "attempt", pi.Attempts)
+
+	s.binds.Add(1)
+	go func() {
+		defer s.binds.Done()
+		s.bind(ctx, pi, cycle, assumed, d)
+	}()
+}
+
+// skipPodSchedule reports whether the popped pod must not be scheduled:
+// it is being deleted, or it is already assumed onto a node.
+func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
+	if pod.DeletionTimestamp != nil {
+		s.recorder.Eventf(pod, v1.EventTypeWarning, ReasonFailedScheduling, "skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
+		return true
+	}
+	return s.cache.IsAssumedPod(pod)
+}
+
+// schedulePod finds the node for the pod, recording every step in d. It
+// returns a *framework.FitError when no node fits.
+func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, d *explain.Decision) (string, error) {
+	nodes := s.snapshot.List()
+	d.Nodes = len(nodes)
+	if len(nodes) == 0 {
+		return "", ErrNoNodesAvailable
+	}
+	diagnosis := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
+
+	if st := s.fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		if !st.IsRejected() {
+			return "", fmt.Errorf("running PreFilter plugin %q: %w", st.Plugin(), st.AsError())
+		}
+		for _, ni := range nodes {
+			name := ni.Node().Name
+			diagnosis.NodeToStatus[name] = st
+			d.Filter = append(d.Filter, explain.NodeFilter{Node: name, Plugin: st.Plugin(), Reason: st.Message()})
+		}
+		diagnosis.PreFilterMsg = st.Message()
+		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+
+	results, err := s.fwk.FilterNodes(ctx, state, pod, nodes, s.nextStartNodeIndex, s.numFeasibleNodesToFind(len(nodes)))
+	if err != nil {
+		return "", err
+	}
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + len(results)) % len(nodes)
+	feasible := make([]*framework.NodeInfo, 0, len(results))
+	for _, r := range results {
+		name := r.NodeInfo.Node().Name
+		if r.Status.IsSuccess() {
+			feasible = append(feasible, r.NodeInfo)
+			d.Filter = append(d.Filter, explain.NodeFilter{Node: name, Passed: true})
+			continue
+		}
+		diagnosis.NodeToStatus[name] = r.Status
+		d.Filter = append(d.Filter, explain.NodeFilter{Node: name, Plugin: r.Status.Plugin(), Reason: r.Status.Message()})
+	}
+	d.Feasible = len(feasible)
+	switch len(feasible) {
+	case 0:
+		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	case 1:
+		// Like kube-scheduler, don't score a single candidate.
+		return feasible[0].Node().Name, nil
+	}
+
+	if st := s.fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+		return "", fmt.Errorf("running PreScore plugin %q: %w", st.Plugin(), st.AsError())
+	}
+	scores, st := s.fwk.RunScorePlugins(ctx, state, pod, feasible)
+	if !st.IsSuccess() {
+		return "", fmt.Errorf("running Score plugin %q: %w", st.Plugin(), st.AsError())
+	}
+	d.Scores = decisionScores(scores)
+	return framework.SelectHost(scores, s.rng)
+}
+
+// decisionScores converts framework scores to their explanation, best first.
+func decisionScores(scores []framework.NodePluginScores) []explain.NodeScore {
+	out := make([]explain.NodeScore, 0, len(scores))
+	for _, ns := range scores {
+		es := explain.NodeScore{Node: ns.Name, Total: ns.TotalScore}
+		for _, ps := range ns.Scores {
+			es.Plugins = append(es.Plugins, explain.PluginScore{
+				Plugin: ps.Name, Raw: ps.Raw, Normalized: ps.Normalized, Weight: ps.Weight, Weighted: ps.Score,
+			})
+		}
+		out = append(out, es)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].Node < out[j].Node
+	})
+	return out
+}
+
+// numFeasibleNodesToFind is kube-scheduler's cap on how many feasible nodes
+// a cycle looks for: every node below 100 nodes, else a percentage that
+// shrinks as the cluster grows, but never fewer than 100.
+func (s *Scheduler) numFeasibleNodesToFind(numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := s.cfg.PercentageOfNodesToScore
+	if percentage >= 100 {
+		return numAllNodes
+	}
+	if percentage <= 0 {
+		percentage = max(50-numAllNodes/125, minFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*percentage/100, minFeasibleNodesToFind)
+}
+
+// bind posts the Binding with the decision attached, then reports the
+// outcome as an event.
+func (s *Scheduler) bind(ctx context.Context, pi *framework.QueuedPodInfo, cycle int64, assumed *v1.Pod, d explain.Decision) {
+	key := assumed.Namespace + "/" + assumed.Name
+	d.Message = fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: d.Node},
+	}
+	if data, err := explain.Compact(d); err != nil {
+		s.log.Error("failed to attach decision to binding", "pod", key, "err", err)
+	} else {
+		binding.Annotations = map[string]string{explain.DecisionAnnotation: string(data)}
+	}
+
+	bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
+	err := s.client.CoreV1().Pods(assumed.Namespace).Bind(bctx, binding, metav1.CreateOptions{})
+	cancel()
+	if err != nil {
+		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+			s.log.Error("failed to forget assumed pod", "pod", key, "err", ferr)
+		}
+		d.Node = ""
+		s.handleSchedulingFailure(ctx, pi, cycle, fmt.Errorf("binding rejected: %w", err), d)
+		return
+	}
+	s.decisions.record(d)
+	s.queue.Done(assumed)
+	s.recorder.Eventf(assumed, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
+	s.log.Debug("pod bound", "pod", key, "node", d.Node, "attempt", d.Attempt)
+}
+
+// handleSchedulingFailure records the failed decision, requeues the pod,
+// and reports the failure as a FailedScheduling event and the pod's
+// PodScheduled=False condition.
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, pi *framework.QueuedPodInfo, cycle int64, err error, d explain.Decision) {
+	pod := pi.Pod
+	key := pod.Namespace + "/" + pod.Name
+	reason := v1.PodReasonSchedulerError
+	rejected := false
+	var fitErr *framework.FitError
+	switch {
+	case errors.As(err, &fitErr):
+		fitErr.Diagnosis.PostFilterMsg = s.preemptionMessage(pod, fitErr.Diagnosis)
+		reason, rejected = v1.PodReasonUnschedulable, true
+	case errors.Is(err, ErrNoNodesAvailable):
+		reason, rejected = v1.PodReasonUnschedulable, true
+	}
+	msg := err.Error()
+	d.Message = msg
+	s.decisions.record(d)
+	if rejected {
+		s.log.Debug("pod is unschedulable", "pod", key, "reason", msg, "attempt", pi.Attempts)
+	} else {
+		s.log.Error("failed to schedule pod", "pod", key, "err", err, "attempt", pi.Attempts)
+	}
+
+	cached, getErr := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	if getErr != nil || cached.UID != pod.UID {
+		s.queue.Done(pod)
+		s.log.Debug("pod is gone, not requeued", "pod", key)
+		return
+	}
+	if cached.Spec.NodeName != "" {
+		s.queue.Done(pod)
+		s.log.Debug("pod was assigned elsewhere, not requeued", "pod", key, "node", cached.Spec.NodeName)
+		return
+	}
+	s.queue.AddUnschedulableIfNotPresent(pi, cycle, rejected)
+
+	s.recorder.Event(cached, v1.EventTypeWarning, ReasonFailedScheduling, truncateMessage(msg))
+	if err := s.setPodScheduledFalse(ctx, cached, reason, msg); err != nil {
+		s.log.Error("failed to update pod condition", "pod", key, "condition", v1.PodScheduled, "err", err)
+	}
+}
+
+// preemptionMessage is the PostFilter part of the FailedScheduling message.
+// Glassplane has no preemption yet; it words each node the way
+// kube-scheduler's DefaultPreemption does when it finds nothing to do:
+// nodes rejected for reasons eviction can't fix are "not helpful", nodes
+// with no lower-priority pod have "no preemption victims". Nodes where
+// kube-scheduler would try to evict lower-priority pods say that Glassplane
+// does not preempt.
+func (s *Scheduler) preemptionMessage(pod *v1.Pod, diagnosis framework.Diagnosis) string {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return "preemption: not eligible due to preemptionPolicy=Never."
+	}
+	priority := queuesort.PodPriority(pod)
+	statuses := make(map[string]*framework.Status, len(diagnosis.NodeToStatus))
+	for node, st := range diagnosis.NodeToStatus {
+		switch {
+		case st.Code() == framework.UnschedulableAndUnresolvable:
+			statuses[node] = framework.NewStatus(framework.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling")
+		case s.hasLowerPriorityPods(node, priority):
+			statuses[node] = framework.NewStatus(framework.Unschedulable, "Preemption is not supported by this scheduler yet")
+		default:
+			statuses[node] = framework.NewStatus(framework.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
+		}
+	}
+	inner := framework.FitError{Pod: pod, NumAllNodes: len(statuses), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
+	return "preemption: " + inner.Error()
+}
+
+func (s *Scheduler) hasLowerPriorityPods(node string, priority int32) bool {
+	ni, err := s.snapshot.Get(node)
+	if err != nil {
+		return false
+	}
+	for _, p := range ni.Pods {
+		if queuesort.PodPriority(p.Pod) < priority {
+			return true
+		}
+	}
+	return false
+}
+
+// setPodScheduledFalse sets the pod's PodScheduled condition to False with
+// reason and message, unless it already says exactly that.
+func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reason, msg string) error {
+	cond := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+	current := pod.DeepCopy()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !updatePodCondition(&current.Status, cond) {
+			return nil
+		}
+		_, err := s.client.CoreV1().Pods(current.Namespace).UpdateStatus(ctx, current, metav1.UpdateOptions{})
+		if err == nil {
+			return nil
+		}
+		latest, getErr := s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if getErr != nil || latest.UID != pod.UID || latest.Spec.NodeName != "" {
+			return err
+		}
+		current = latest
+		return err
+	})
+}
+
+// updatePodCondition sets cond in status as Kubernetes' podutil does: the
+// transition time moves only when the status flips. It reports whether
+// anything changed.
+func updatePodCondition(status *v1.PodStatus, cond v1.PodCondition) bool {
+	cond.LastTransitionTime = metav1.Now()
+	for i := range status.Conditions {
+		old := &status.Conditions[i]
+		if old.Type != cond.Type {
+			continue
+		}
+		if old.Status == cond.Status {
+			cond.LastTransitionTime = old.LastTransitionTime
+		}
+		equal := old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
+			old.LastProbeTime.Equal(&cond.LastProbeTime) && old.LastTransitionTime.Equal(&cond.LastTransitionTime)
+		*old = cond
+		return !equal
+	}
+	status.Conditions = append(status.Conditions, cond)
+	return true
+}
+
+// truncateMessage keeps an event message within the API's limit.
+func truncateMessage(msg string) string {
+	if len(msg) <= eventNoteLengthLimit {
+		return msg
+	}
+	const suffix = " ..."
+	return msg[:eventNoteLengthLimit-len(suffix)] + suffix
+}

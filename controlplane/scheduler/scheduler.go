@@ -1,0 +1,294 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/internal/cache"
+	"github.com/glassplane/glassplane/controlplane/scheduler/internal/queue"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins"
+)
+
+// Scheduler assigns pending pods to nodes.
+type Scheduler struct {
+	cfg    Config
+	log    *slog.Logger
+	client kubernetes.Interface
+
+	informers   informers.SharedInformerFactory
+	podLister   corelisters.PodLister
+	fwk         *framework.Framework
+	cache       *cache.Cache
+	snapshot    *cache.Snapshot
+	queue       *queue.PriorityQueue
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	decisions   *decisionStore
+
+	// rng and nextStartNodeIndex are used by the scheduling loop only.
+	rng                *rand.Rand
+	nextStartNodeIndex int
+
+	started atomic.Bool
+	ready   chan struct{}
+	binds   sync.WaitGroup
+}
+
+// frameworkHandle is what plugins get from the scheduler.
+type frameworkHandle struct {
+	client   kubernetes.Interface
+	snapshot *cache.Snapshot
+}
+
+func (h *frameworkHandle) ClientSet() kubernetes.Interface                { return h.client }
+func (h *frameworkHandle) SnapshotSharedLister() framework.NodeInfoLister { return h.snapshot }
+
+// New builds a scheduler that talks to the API through client. Nothing
+// runs until Run.
+func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
+	if client == nil {
+		return nil, errors.New("failed to create scheduler: no API client")
+	}
+	cfg = cfg.withDefaults()
+	s := &Scheduler{
+		cfg:       cfg,
+		log:       cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
+		client:    client,
+		cache:     cache.New(),
+		snapshot:  cache.NewSnapshot(),
+		decisions: newDecisionStore(cfg.DecisionHistory),
+		rng:       rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		ready:     make(chan struct{}),
+	}
+
+	registry := plugins.NewInTreeRegistry()
+	if err := registry.Merge(cfg.Registry); err != nil {
+		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
+	}
+	profile := framework.Profile{SchedulerName: cfg.SchedulerName, Plugins: cfg.Plugins}
+	fwk, err := framework.NewFramework(context.Background(), registry, profile, &frameworkHandle{client: client, snapshot: s.snapshot}, cfg.Parallelism)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
+	}
+	s.fwk = fwk
+	s.queue = queue.New(fwk.QueueSortLess(), queue.Options{
+		PodInitialBackoff: cfg.PodInitialBackoff,
+		PodMaxBackoff:     cfg.PodMaxBackoff,
+	})
+
+	s.broadcaster = record.NewBroadcaster()
+	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})
+
+	s.informers = informers.NewSharedInformerFactory(client, 0)
+	if err := s.addEventHandlers(); err != nil {
+		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
+	}
+	return s, nil
+}
+
+// Ready is closed once the informer caches have synced and the scheduler
+// starts taking pods off its queue.
+func (s *Scheduler) Ready() <-chan struct{} { return s.ready }
+
+// Run starts the informers, waits for their caches and schedules pods
+// until ctx ends. It returns nil on a clean stop.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("failed to run scheduler %q: already running", s.cfg.SchedulerName)
+	}
+	s.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
+	defer s.broadcaster.Shutdown()
+
+	s.informers.Start(ctx.Done())
+	defer s.informers.Shutdown()
+	s.log.Info("waiting for informer caches to sync", "informers", "pods,nodes")
+	for typ, ok := range s.informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("failed to sync informer cache for %v", typ)
+		}
+	}
+	close(s.ready)
+	s.log.Info("scheduler started", "plugins", s.fwk.FilterPluginNames(), "parallelism", s.cfg.Parallelism)
+
+	go s.queue.Run(ctx)
+	for {
+		pi := s.queue.Pop()
+		if pi == nil {
+			break
+		}
+		s.scheduleOne(ctx, pi)
+	}
+	s.binds.Wait()
+	s.log.Info("scheduler stopped")
+	return nil
+}
+
+// responsibleForPod reports whether the pod names this scheduler (an empty
+// name means the default scheduler).
+func (s *Scheduler) responsibleForPod(pod *v1.Pod) bool {
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = DefaultSchedulerName
+	}
+	return name == s.cfg.SchedulerName
+}
+
+func podFromObj(obj interface{}) (*v1.Pod, bool) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	pod, ok := obj.(*v1.Pod)
+	return pod, ok
+}
+
+func nodeFromObj(obj interface{}) (*v1.Node, bool) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	node, ok := obj.(*v1.Node)
+	return node, ok
+}
+
+func isTerminal(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+}
+
+// addEventHandlers wires the informers to the cache and the queue, the way
+// kube-scheduler does: bound, running pods feed the cache; pending pods
+// for this scheduler feed the queue; node changes and pod deletions retry
+// the unschedulable pods.
+func (s *Scheduler) addEventHandlers() error {
+	podInformer := s.informers.Core().V1().Pods()
+	s.podLister = podInformer.Lister()
+	nodeInformer := s.informers.Core().V1().Nodes()
+
+	if _, err := podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj interface{}) bool {
+			pod, ok := podFromObj(obj)
+			return ok && pod.Spec.NodeName != "" && !isTerminal(pod)
+		},
+		Handler: toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj interface{}) {
+				pod, _ := podFromObj(obj)
+				if err := s.cache.AddPod(pod); err != nil {
+					s.log.Error("failed to add pod to the scheduler cache", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+				}
+			},
+			UpdateFunc: func(_, newObj interface{}) {
+				pod, _ := podFromObj(newObj)
+				if err := s.cache.UpdatePod(pod); err != nil {
+					s.log.Error("failed to update pod in the scheduler cache", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+				}
+			},
+			DeleteFunc: func(obj interface{}) {
+				pod, _ := podFromObj(obj)
+				if err := s.cache.RemovePod(pod); err != nil {
+					s.log.Error("failed to remove pod from the scheduler cache", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+				}
+				s.queue.MoveAllToActiveOrBackoffQueue()
+			},
+		},
+	}); err != nil {
+		return fmt.Errorf("failed to add assigned pod handler: %w", err)
+	}
+
+	if _, err := podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj interface{}) bool {
+			pod, ok := podFromObj(obj)
+			return ok && pod.Spec.NodeName == "" && !isTerminal(pod) && s.responsibleForPod(pod)
+		},
+		Handler: toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj interface{}) {
+				pod, _ := podFromObj(obj)
+				s.log.Debug("pod queued", "pod", pod.Namespace+"/"+pod.Name)
+				s.queue.Add(pod)
+			},
+			UpdateFunc: func(oldObj, newObj interface{}) {
+				oldPod, _ := podFromObj(oldObj)
+				newPod, _ := podFromObj(newObj)
+				s.queue.Update(oldPod, newPod)
+			},
+			DeleteFunc: func(obj interface{}) {
+				pod, _ := podFromObj(obj)
+				s.queue.Delete(pod)
+			},
+		},
+	}); err != nil {
+		return fmt.Errorf("failed to add pending pod handler: %w", err)
+	}
+
+	if _, err := podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj interface{}) {
+			if pod, ok := podFromObj(obj); ok {
+				s.decisions.forget(pod.Namespace + "/" + pod.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("failed to add pod deletion handler: %w", err)
+	}
+
+	if _, err := nodeInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			node, _ := nodeFromObj(obj)
+			s.cache.AddNode(node)
+			s.queue.MoveAllToActiveOrBackoffQueue()
+		},
+		UpdateFunc: func(oldObj, newObj interface{}) {
+			oldNode, _ := nodeFromObj(oldObj)
+			newNode, _ := nodeFromObj(newObj)
+			s.cache.UpdateNode(newNode)
+			if nodeSchedulingPropertiesChanged(oldNode, newNode) {
+				s.queue.MoveAllToActiveOrBackoffQueue()
+			}
+		},
+		DeleteFunc: func(obj interface{}) {
+			if node, ok := nodeFromObj(obj); ok {
+				s.cache.RemoveNode(node)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("failed to add node handler: %w", err)
+	}
+	return nil
+}
+
+// nodeSchedulingPropertiesChanged reports whether a node update could make
+// a pending pod fit: cordoning, taints, allocatable, labels or conditions.
+// Heartbeats alone don't count.
+func nodeSchedulingPropertiesChanged(oldNode, newNode *v1.Node) bool {
+	if oldNode == nil || newNode == nil {
+		return true
+	}
+	conditions := func(n *v1.Node) map[v1.NodeConditionType]v1.ConditionStatus {
+		m := map[v1.NodeConditionType]v1.ConditionStatus{}
+		for _, c := range n.Status.Conditions {
+			m[c.Type] = c.Status
+		}
+		return m
+	}
+	return oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
+		!equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
+		!equality.Semantic.DeepEqual(oldNode.Status.Allocatable, newNode.Status.Allocatable) ||
+		!reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
+		!reflect.DeepEqual(conditions(oldNode), conditions(newNode))
+}
