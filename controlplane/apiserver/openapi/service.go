@@ -29,8 +29,9 @@ type Resource struct {
 	Group string
 	// Version is the group version, such as "v1".
 	Version string
-	// Kind is the object kind, such as "Pod". It and Kind+"List" must be
-	// registered in client-go's scheme.
+	// Kind is the object kind, such as "Pod". It, and Kind+"List" when the
+	// list verb is served, must be registered in client-go's scheme and have
+	// a generated definition.
 	Kind string
 	// Resource is the plural resource name in URLs, such as "pods".
 	Resource string
