@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestContainerdPodRunsAndIsRemoved needs real containerd: a pod with the
+// demo image, pinned to the containerd node, runs in a real container, and
+// deleting it stops and removes the container.
+func TestContainerdPodRunsAndIsRemoved(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	requireTool(t, "runc", "real containers")
+	c := SharedCluster(t)
+	if !strings.Contains(c.Log(), "containerd") {
+		t.Fatalf("the shared cluster did not start a containerd node:\n%s", c.Log())
+	}
+	ctx := context.Background()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node.glassplane.io/runtime=containerd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 1 {
+		t.Fatalf("want one containerd node, got %d:\n%s", len(nodes.Items), tail(c.Log(), 40))
+	}
+	node := nodes.Items[0].Name
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "real", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"node.glassplane.io/runtime": "containerd"},
+			Containers:   []corev1.Container{{Name: "web", Image: "glassplane.local/hello:latest"}},
+		},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running := waitPodPhase(t, c, "default", "real", corev1.PodRunning, 3*time.Minute)
+	if running.Spec.NodeName != node {
+		t.Fatalf("pod ran on %q, want the containerd node %q", running.Spec.NodeName, node)
+	}
+	if len(running.Status.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses: %+v", running.Status.ContainerStatuses)
+	}
+	cs := running.Status.ContainerStatuses[0]
+	id, ok := strings.CutPrefix(cs.ContainerID, "containerd://")
+	if !ok || cs.State.Running == nil {
+		t.Fatalf("container status = %+v, want running with a containerd:// ID", cs)
+	}
+
+	cli, err := containerd.New(filepath.Join(c.DataDir, "containerd", "containerd.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	cctx := namespaces.WithNamespace(ctx, "glassplane")
+	ctr, err := cli.LoadContainer(cctx, id)
+	if err != nil {
+		t.Fatalf("container %s is not in containerd: %v", id, err)
+	}
+	task, err := ctr.Task(cctx, nil)
+	if err != nil {
+		t.Fatalf("container %s has no task: %v", id, err)
+	}
+	st, err := task.Status(cctx)
+	if err != nil || st.Status != containerd.Running {
+		t.Fatalf("task status = %v, %v; want running", st.Status, err)
+	}
+
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, "real", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPodGone(t, c, "default", "real", 2*time.Minute)
+	Eventually(t, time.Minute, "container removed from containerd", func() error {
+		if _, err := cli.LoadContainer(cctx, id); err == nil {
+			return fmt.Errorf("container %s still exists", id)
+		}
+		return nil
+	})
+}
+
+// TestContainerdMissingImage shows ErrImagePull/ImagePullBackOff with the
+// reason in the pod's events, as Kubernetes does offline.
+func TestContainerdMissingImage(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	c := SharedCluster(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-image", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"node.glassplane.io/runtime": "containerd"},
+			Containers:   []corev1.Container{{Name: "c", Image: "registry.invalid/nothing:1"}},
+		},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 2*time.Minute, "ErrImagePull or ImagePullBackOff", func() error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "no-image", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff") {
+				return nil
+			}
+		}
+		return fmt.Errorf("container statuses %+v", p.Status.ContainerStatuses)
+	})
+	Eventually(t, time.Minute, "a Failed event names the image", func() error {
+		evs, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=no-image"})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "Failed" && strings.Contains(e.Message, "registry.invalid/nothing:1") {
+				return nil
+			}
+		}
+		return fmt.Errorf("events: %+v", evs.Items)
+	})
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, "no-image", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPodGone(t, c, "default", "no-image", 2*time.Minute)
+}
