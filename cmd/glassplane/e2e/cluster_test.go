@@ -300,7 +300,7 @@ func tail(s string, n int) string {
 
 // lockedBuffer collects a process's output safely.
 type lockedBuffer struct {
-	mu sync.Mutex // guards buf
+	mu  sync.Mutex // guards buf
 	buf bytes.Buffer
 }
 
