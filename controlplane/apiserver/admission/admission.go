@@ -1,0 +1,159 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Operation is the kind of request being admitted.
+type Operation string
+
+// The operations admission sees, spelled as in admission.k8s.io.
+const (
+	Create  Operation = "CREATE"
+	Update  Operation = "UPDATE"
+	Delete  Operation = "DELETE"
+	Connect Operation = "CONNECT"
+)
+
+// Phases of a Step.
+const (
+	PhaseMutating   = "mutating"
+	PhaseValidating = "validating"
+)
+
+// Attributes describe one request to admit.
+type Attributes struct {
+	Operation   Operation
+	Resource    schema.GroupVersionResource
+	Subresource string
+	Kind        schema.GroupVersionKind
+	Namespace   string
+	Name        string
+	// Object is the typed k8s.io/api object being written (*corev1.Pod, ...).
+	// Mutating plugins change it in place. Nil on DELETE.
+	Object runtime.Object
+	// OldObject is the stored object on UPDATE (and DELETE where known); nil on CREATE.
+	OldObject  runtime.Object
+	DryRun     bool
+	UserName   string
+	UserGroups []string
+}
+
+// Plugin is one admission plugin.
+type Plugin interface{ Name() string }
+
+// MutationInterface is a plugin that may change the object.
+type MutationInterface interface {
+	Plugin
+	Admit(ctx context.Context, a *Attributes) error
+}
+
+// ValidationInterface is a plugin that may only accept or refuse the object.
+type ValidationInterface interface {
+	Plugin
+	Validate(ctx context.Context, a *Attributes) error
+}
+
+// Step records what one plugin did, for the audit annotations and the dashboard.
+type Step struct {
+	Plugin string `json:"plugin"`
+	Phase  string `json:"phase"`
+	// Patch is the RFC 6902 JSON patch of what the plugin changed, "" if nothing.
+	Patch string `json:"patch,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Chain runs admission plugins in order: every mutating plugin, then every
+// validating plugin. A plugin that implements both interfaces takes part in
+// both phases.
+type Chain struct {
+	mutating   []MutationInterface
+	validating []ValidationInterface
+}
+
+// NewChain builds a chain from plugins in the order given.
+func NewChain(plugins ...Plugin) *Chain {
+	c := &Chain{}
+	for _, p := range plugins {
+		if m, ok := p.(MutationInterface); ok {
+			c.mutating = append(c.mutating, m)
+		}
+		if v, ok := p.(ValidationInterface); ok {
+			c.validating = append(c.validating, v)
+		}
+	}
+	return c
+}
+
+// NewDefaultChain is the chain kube-apiserver's default plugins amount to,
+// in its order: defaulting, DefaultTolerationSeconds, NamespaceLifecycle,
+// then validation.
+func NewDefaultChain(namespaces NamespaceLister) *Chain {
+	return NewChain(NewDefaultValues(), NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces), NewValidation())
+}
+
+// Run admits a: it runs the mutating plugins in order, recording the JSON
+// patch each one made to a.Object, then the validating plugins. It stops at
+// the first refusal and returns it as an *apierrors.StatusError (422 Invalid,
+// 403 Forbidden, 404 NotFound, ...); any other plugin error becomes a 500.
+func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
+	var steps []Step
+	for _, p := range c.mutating {
+		step := Step{Plugin: p.Name(), Phase: PhaseMutating}
+		before, err := marshalObject(a.Object)
+		if err != nil {
+			return steps, apierrors.NewInternalError(err)
+		}
+		if err := p.Admit(ctx, a); err != nil {
+			serr := asStatusError(err)
+			step.Error = serr.Error()
+			return append(steps, step), serr
+		}
+		after, err := marshalObject(a.Object)
+		if err != nil {
+			return steps, apierrors.NewInternalError(err)
+		}
+		patch, err := CreateJSONPatch(before, after)
+		if err != nil {
+			return steps, apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
+		}
+		step.Patch = patch
+		steps = append(steps, step)
+	}
+	for _, p := range c.validating {
+		step := Step{Plugin: p.Name(), Phase: PhaseValidating}
+		if err := p.Validate(ctx, a); err != nil {
+			serr := asStatusError(err)
+			step.Error = serr.Error()
+			return append(steps, step), serr
+		}
+		steps = append(steps, step)
+	}
+	return steps, nil
+}
+
+func marshalObject(obj runtime.Object) ([]byte, error) {
+	if obj == nil {
+		return []byte("null"), nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to marshal %T: %w", obj, err)
+	}
+	return b, nil
+}
+
+func asStatusError(err error) *apierrors.StatusError {
+	var serr *apierrors.StatusError
+	if errors.As(err, &serr) {
+		return serr
+	}
+	return apierrors.NewInternalError(err)
+}

@@ -1,0 +1,10 @@
+// Package admission is the API server's admission room: it fills in
+// Kubernetes' defaults (the behaviour of kube-apiserver's defaults.go,
+// registry strategies and default-on plugins such as Priority and
+// DefaultTolerationSeconds), validates objects with Kubernetes' own rules,
+// field paths and error texts, and enforces namespace lifecycle. A Chain runs
+// mutating plugins then validating ones and records, per plugin, the RFC 6902
+// JSON patch of what it changed so the audit log and the dashboard can show
+// each step. It works only on the typed k8s.io/api objects it is handed and a
+// NamespaceLister it is given; it never touches storage or the network.
+package admission

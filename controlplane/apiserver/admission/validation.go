@@ -1,0 +1,230 @@
+package admission
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidationPluginName is the name Validation reports in Steps.
+const ValidationPluginName = "Validation"
+
+// Validation checks objects with Kubernetes' validation rules
+// (pkg/apis/*/validation) and refuses invalid ones with a 422 Invalid whose
+// causes carry Kubernetes' field paths and messages.
+type Validation struct{}
+
+var _ ValidationInterface = &Validation{}
+
+// NewValidation returns the validation plugin.
+func NewValidation() *Validation { return &Validation{} }
+
+// Name implements Plugin.
+func (*Validation) Name() string { return ValidationPluginName }
+
+// Validate implements ValidationInterface.
+func (*Validation) Validate(_ context.Context, a *Attributes) error {
+	if a.Object == nil || (a.Operation != Create && a.Operation != Update) {
+		return nil
+	}
+	var errs field.ErrorList
+	switch {
+	case a.Subresource == "":
+		if a.Operation == Create {
+			errs = Validate(a.Object, nil)
+		} else {
+			errs = Validate(a.Object, a.OldObject)
+		}
+	case a.Subresource == "status" && a.OldObject != nil:
+		errs = validateStatusUpdate(a.Object, a.OldObject)
+	default:
+		errs = validateSubresource(a.Object)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	kind := a.Kind.GroupKind()
+	if k := kindOf(a.Object); k.Kind != "" {
+		kind = k
+	}
+	return apierrors.NewInvalid(kind, nameOf(a), errs)
+}
+
+func nameOf(a *Attributes) string {
+	if m, err := meta.Accessor(a.Object); err == nil && m.GetName() != "" {
+		return m.GetName()
+	}
+	return a.Name
+}
+
+// kindOf names the kind of the typed objects Validation knows, so the
+// Invalid error names the kind that was validated (Binding for pods/binding).
+func kindOf(obj runtime.Object) schema.GroupKind {
+	switch obj.(type) {
+	case *corev1.Binding:
+		return schema.GroupKind{Kind: "Binding"}
+	case *corev1.Pod:
+		return schema.GroupKind{Kind: "Pod"}
+	case *appsv1.Deployment:
+		return schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
+	case *appsv1.ReplicaSet:
+		return schema.GroupKind{Group: appsv1.GroupName, Kind: "ReplicaSet"}
+	}
+	return obj.GetObjectKind().GroupVersionKind().GroupKind()
+}
+
+// Validate validates obj as Kubernetes does on create (old == nil) or on
+// update of the main resource (old is the stored object). Kinds without
+// specific rules get object-meta validation only, as DNS subdomain names.
+func Validate(obj, old runtime.Object) field.ErrorList {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if prev, ok := old.(*corev1.Pod); ok {
+			return validatePodUpdate(o, prev)
+		}
+		return validatePod(o)
+	case *corev1.PodTemplate:
+		errs := validateMeta(&o.ObjectMeta, old, true, apimachineryvalidation.NameIsDNSSubdomain)
+		return append(errs, validatePodTemplateSpec(&o.Template, field.NewPath("template"))...)
+	case *appsv1.Deployment:
+		prev, _ := old.(*appsv1.Deployment)
+		return validateDeployment(o, prev)
+	case *appsv1.ReplicaSet:
+		prev, _ := old.(*appsv1.ReplicaSet)
+		return validateReplicaSet(o, prev)
+	case *corev1.Service:
+		prev, _ := old.(*corev1.Service)
+		return validateService(o, prev)
+	case *corev1.ConfigMap:
+		prev, _ := old.(*corev1.ConfigMap)
+		return validateConfigMap(o, prev)
+	case *corev1.Secret:
+		prev, _ := old.(*corev1.Secret)
+		return validateSecret(o, prev)
+	case *corev1.Namespace:
+		return validateNamespace(o, old)
+	case *corev1.Node:
+		prev, _ := old.(*corev1.Node)
+		return validateNode(o, prev)
+	case *corev1.ServiceAccount:
+		return validateMeta(&o.ObjectMeta, old, true, apimachineryvalidation.ValidateServiceAccountName)
+	case *corev1.Endpoints:
+		errs := validateMeta(&o.ObjectMeta, old, true, apimachineryvalidation.NameIsDNSSubdomain)
+		return append(errs, validateEndpointSubsets(o.Subsets, field.NewPath("subsets"))...)
+	case *corev1.Event:
+		return validateEvent(o, old)
+	case *coordinationv1.Lease:
+		errs := validateMeta(&o.ObjectMeta, old, true, apimachineryvalidation.NameIsDNSSubdomain)
+		return append(errs, validateLeaseSpec(&o.Spec, field.NewPath("spec"))...)
+	case *corev1.Binding:
+		return validatePodBinding(o)
+	case *rbacv1.Role, *rbacv1.RoleBinding, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
+		return validateGenericMeta(obj, old, path.ValidatePathSegmentName)
+	}
+	return validateGenericMeta(obj, old, apimachineryvalidation.NameIsDNSSubdomain)
+}
+
+// validateMeta validates object meta on create, and on update also the
+// rules about what metadata may not change.
+func validateMeta(m *metav1.ObjectMeta, old runtime.Object, namespaced bool, nameFn apimachineryvalidation.ValidateNameFunc) field.ErrorList {
+	fld := field.NewPath("metadata")
+	var errs field.ErrorList
+	if old != nil {
+		if oldMeta, err := meta.Accessor(old); err == nil {
+			errs = append(errs, apimachineryvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, fld)...)
+		}
+	}
+	errs = append(errs, apimachineryvalidation.ValidateObjectMeta(m, namespaced, nameFn, fld)...)
+	for i, f := range m.Finalizers {
+		errs = append(errs, validateKubeFinalizerName(f, fld.Child("finalizers").Index(i))...)
+	}
+	return errs
+}
+
+// validateGenericMeta validates the metadata of a kind without specific
+// rules; it is namespaced when it carries a namespace.
+func validateGenericMeta(obj, old runtime.Object, nameFn apimachineryvalidation.ValidateNameFunc) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	fld := field.NewPath("metadata")
+	var errs field.ErrorList
+	if old != nil {
+		if oldMeta, err := meta.Accessor(old); err == nil {
+			errs = append(errs, apimachineryvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, fld)...)
+		}
+	}
+	return append(errs, apimachineryvalidation.ValidateObjectMetaAccessor(m, m.GetNamespace() != "", nameFn, fld)...)
+}
+
+// validateStatusUpdate validates a write to a status subresource.
+func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if prev, ok := old.(*corev1.Pod); ok {
+			return validatePodStatusUpdate(o, prev)
+		}
+	case *corev1.Node:
+		if prev, ok := old.(*corev1.Node); ok {
+			return validateNode(o, prev)
+		}
+	case *corev1.Namespace:
+		if prev, ok := old.(*corev1.Namespace); ok {
+			return validateNamespaceStatusUpdate(o, prev)
+		}
+	case *appsv1.Deployment:
+		if prev, ok := old.(*appsv1.Deployment); ok {
+			return validateDeploymentStatusUpdate(o, prev)
+		}
+	case *appsv1.ReplicaSet:
+		if prev, ok := old.(*appsv1.ReplicaSet); ok {
+			return validateReplicaSetStatusUpdate(o, prev)
+		}
+	}
+	return validateMetaUpdateOnly(obj, old)
+}
+
+func validateMetaUpdateOnly(obj, old runtime.Object) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return nil
+	}
+	return apimachineryvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))
+}
+
+// validateSubresource validates the body of other subresource writes
+// (pods/binding).
+func validateSubresource(obj runtime.Object) field.ErrorList {
+	if b, ok := obj.(*corev1.Binding); ok {
+		return validatePodBinding(b)
+	}
+	return nil
+}
+
+// validatePodBinding is ValidatePodBinding: the target must name a Node.
+func validatePodBinding(b *corev1.Binding) field.ErrorList {
+	var errs field.ErrorList
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		errs = append(errs, field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"}))
+	}
+	if b.Target.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("target", "name"), ""))
+	}
+	return errs
+}
