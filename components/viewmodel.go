@@ -1,0 +1,227 @@
+package components
+
+// Page names the page a layout wraps; the browser script picks its behaviour
+// from it.
+type Page string
+
+// Pages of the dashboard.
+const (
+	PageOverview Page = "overview"
+	PageApply    Page = "apply"
+	PageObject   Page = "object"
+	PageEtcd     Page = "etcd"
+)
+
+// Layout is what every page shares: the header and the stream position the
+// page was rendered at, so its websocket resumes without a gap.
+type Layout struct {
+	Title string
+	Page  Page
+	// Mode is the node runtime: "containerd" or "simulated".
+	Mode string
+	// Revision is the etcd revision the page's data was read at.
+	Revision int64
+	// AuditSeq is the newest audit sequence number the page includes.
+	AuditSeq int64
+}
+
+// Stage is one step of an API request's pipeline.
+type Stage struct {
+	// Name is authentication, authorization, admission or etcd.
+	Name string
+	// Label is the short chip text (authn, authz, admission, etcd).
+	Label string
+	// State is "ok", "failed" or "skipped".
+	State string
+}
+
+// Overview is the cluster at a glance.
+type Overview struct {
+	Nodes []NodeBox
+	// Unscheduled holds pods with no node yet.
+	Unscheduled []PodChip
+	// Feed holds recent steps, newest first.
+	Feed []FeedItem
+}
+
+// NodeBox is one node and the pods bound to it.
+type NodeBox struct {
+	Name string
+	// Ready is the Ready condition's status: True, False or Unknown.
+	Ready string
+	Href  string
+	Pods  []PodChip
+}
+
+// PodChip is one pod.
+type PodChip struct {
+	Namespace string
+	Name      string
+	Phase     string
+	NodeName  string
+	Href      string
+}
+
+// FeedItem is one step in the overview's feed: an API request or a core Event.
+type FeedItem struct {
+	// Source is "audit" or "event".
+	Source string
+	// Time is RFC 3339 with milliseconds.
+	Time      string
+	Component string
+	// Action is the verb of a request or the reason of an Event.
+	Action string
+	// Target is what it acted on ("pods/default/mypod").
+	Target  string
+	Href    string
+	Message string
+	Stages  []Stage
+	Failed  bool
+}
+
+// Apply is the paste-YAML form and the outcome of the last submission.
+type Apply struct {
+	CSRFToken string
+	Manifest  string
+	Examples  []Example
+	Results   []ApplyResult
+	// Error is a problem with the submission as a whole (unparsable YAML,
+	// no API connection).
+	Error string
+	// Submitted is true after a POST.
+	Submitted bool
+}
+
+// Example is a manifest the form can be filled with.
+type Example struct {
+	Name  string
+	Label string
+	YAML  string
+}
+
+// ApplyResult is the outcome for one document.
+type ApplyResult struct {
+	// Ref reads like kubectl's: "pod/mypod".
+	Ref string
+	// Action is created, configured or unchanged; empty on error.
+	Action string
+	Error  string
+	Href   string
+}
+
+// Object is one object with its timeline.
+type Object struct {
+	Resource  string
+	Namespace string
+	Name      string
+	Kind      string
+	UID       string
+	Key       string
+	Found     bool
+	// ResourceVersion is the etcd ModRevision of the stored object.
+	ResourceVersion int64
+	// YAML is the object as stored, secrets masked.
+	YAML     string
+	Timeline []TimelineRow
+	Decision *Decision
+	// DecisionError says why a decision annotation could not be read.
+	DecisionError string
+}
+
+// TimelineRow is one step in an object's life: an audit event or a core Event.
+type TimelineRow struct {
+	// Source is "audit" or "event".
+	Source string
+	// Time is RFC 3339 with milliseconds; Relative is the offset from the
+	// first row ("+12 ms").
+	Time     string
+	Relative string
+	Actor    string
+	// Action is the verb (with subresource) of a request, or an Event's reason.
+	Action  string
+	Message string
+	Stages  []Stage
+	// Code is the HTTP status of a request.
+	Code   int
+	Failed bool
+	// Type is an Event's type (Normal, Warning).
+	Type string
+}
+
+// Decision is the scheduler's explanation of where a pod went.
+type Decision struct {
+	Attempt int64
+	Time    string
+	Node    string
+	Message string
+	Filter  []FilterRow
+	// Plugins names the score columns, in order.
+	Plugins []string
+	Scores  []ScoreRow
+}
+
+// FilterRow is one node's filter outcome.
+type FilterRow struct {
+	Node   string
+	Passed bool
+	Plugin string
+	Reason string
+}
+
+// ScoreRow is one node's scores, one cell per Decision.Plugins entry.
+type ScoreRow struct {
+	Node   string
+	Cells  []ScoreCell
+	Total  int64
+	Chosen bool
+}
+
+// ScoreCell is one plugin's score for one node; Present is false when the
+// plugin did not score this node.
+type ScoreCell struct {
+	Present    bool
+	Raw        int64
+	Normalized int64
+	Weight     int64
+	Weighted   int64
+}
+
+// Etcd is the key explorer.
+type Etcd struct {
+	Total    int
+	Groups   []KeyGroup
+	Selected *EtcdValue
+	// Missing is the key asked for when it does not exist.
+	Missing string
+}
+
+// KeyGroup is one resource's keys, by namespace.
+type KeyGroup struct {
+	Resource   string
+	Count      int
+	Namespaces []KeyNamespace
+}
+
+// KeyNamespace is one namespace's keys ("" for cluster-scoped objects).
+type KeyNamespace struct {
+	Namespace string
+	Keys      []EtcdKey
+}
+
+// EtcdKey is one key in the tree.
+type EtcdKey struct {
+	Key         string
+	Name        string
+	Href        string
+	ModRevision int64
+	Selected    bool
+}
+
+// EtcdValue is the selected key's value.
+type EtcdValue struct {
+	Key            string
+	JSON           string
+	CreateRevision int64
+	ModRevision    int64
+	ObjectHref     string
+}

@@ -1,0 +1,12 @@
+// Entry point: one stream per page, wired to the page's behaviour.
+import { Stream } from "./live.js";
+import { overview } from "./overview.js";
+import { objectPage } from "./object.js";
+import { etcdPage } from "./etcd.js";
+
+const pages = { overview, object: objectPage, etcd: etcdPage };
+
+const stream = new Stream();
+const page = pages[document.body.dataset.page];
+if (page) page(stream);
+stream.start();

@@ -1,0 +1,62 @@
+// Small DOM helpers. Every text goes through textContent and every attribute
+// through setAttribute, so data from the cluster is never parsed as HTML.
+
+// el builds an element: el("a", {href: "/x", "data-testid": "y"}, "text", child).
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children) {
+    if (child === undefined || child === null || child === "") continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// byTestId finds the element with data-testid equal to id.
+export function byTestId(id, root = document) {
+  return root.querySelector(`[data-testid="${CSS.escape(id)}"]`);
+}
+
+// byData finds the first element whose data attribute `name` equals value.
+export function byData(selector, name, value, root = document) {
+  for (const node of root.querySelectorAll(selector)) {
+    if (node.dataset[name] === value) return node;
+  }
+  return null;
+}
+
+// clock shows the time of day with milliseconds.
+export function clock(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso || "";
+  const pad = (n, w = 2) => String(n).padStart(w, "0");
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+// flash marks an element as just changed for a moment.
+export function flash(node) {
+  node.classList.remove("flash");
+  void node.offsetWidth;
+  node.classList.add("flash");
+}
+
+// stageChips renders a request's pipeline: authn → authz → admission → etcd.
+export function stageChips(stages) {
+  const wrap = el("span", { class: "stages", "data-testid": "stages" });
+  (stages || []).forEach((s, i) => {
+    if (i > 0) wrap.append(el("span", { class: "stage-arrow", "aria-hidden": "true" }, "→"));
+    wrap.append(el("span", {
+      class: `stage stage-${s.state}`, "data-stage": s.name, "data-state": s.state, title: `${s.name}: ${s.state}`,
+    }, s.label));
+  });
+  return wrap;
+}
+
+// safeHref keeps only the dashboard's own relative links.
+export function safeHref(href) {
+  return typeof href === "string" && href.startsWith("/") && !href.startsWith("//") ? href : null;
+}

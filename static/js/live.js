@@ -1,0 +1,76 @@
+// The page's websocket. It starts from the revision and audit sequence the
+// page was rendered at, resumes from the last ones it saw after a drop, and
+// reloads the page when the server says changes were lost (resync).
+
+const MAX_DELAY_MS = 5000;
+
+export class Stream {
+  constructor() {
+    const body = document.body.dataset;
+    this.revision = Number(body.revision || 0);
+    this.seq = Number(body.auditSeq || 0);
+    this.handlers = new Map();
+    this.delay = 500;
+    this.status = document.getElementById("conn");
+  }
+
+  // on registers a handler for one message type.
+  on(type, fn) {
+    if (!this.handlers.has(type)) this.handlers.set(type, []);
+    this.handlers.get(type).push(fn);
+    return this;
+  }
+
+  start() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const params = new URLSearchParams({ since: String(this.revision), audit: String(this.seq) });
+    const ws = new WebSocket(`${proto}//${location.host}/ws?${params}`);
+    ws.addEventListener("open", () => {
+      this.delay = 500;
+      this.setState("live");
+    });
+    ws.addEventListener("message", (ev) => this.receive(ev.data));
+    ws.addEventListener("close", () => {
+      this.setState("reconnecting");
+      setTimeout(() => this.start(), this.delay);
+      this.delay = Math.min(this.delay * 2, MAX_DELAY_MS);
+    });
+  }
+
+  receive(data) {
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return;
+    }
+    switch (msg.type) {
+      case "hello":
+        if (this.revision === 0) this.revision = msg.revision || 0;
+        if (this.seq === 0) this.seq = msg.seq || 0;
+        break;
+      case "resync":
+        this.setState("resyncing");
+        location.reload();
+        return;
+      case "audit":
+        if (msg.seq > this.seq) this.seq = msg.seq;
+        break;
+      default:
+        if (msg.revision > this.revision) this.revision = msg.revision;
+    }
+    for (const fn of this.handlers.get(msg.type) || []) {
+      try {
+        fn(msg);
+      } catch (err) {
+        console.error("glassplane: failed to handle a message", msg.type, err);
+      }
+    }
+  }
+
+  setState(state) {
+    if (!this.status) return;
+    this.status.dataset.state = state;
+    this.status.textContent = state;
+  }
+}

@@ -1,0 +1,77 @@
+// Object page: the timeline grows as requests and Events about the object
+// arrive, and the stored object refreshes when its key changes.
+import { el, clock, flash, stageChips } from "./dom.js";
+
+const DECISION = "scheduler.glassplane.io/decision";
+
+function relabel(tbody) {
+  const rows = [...tbody.querySelectorAll("tr")];
+  if (!rows.length) return;
+  const first = Date.parse(rows[0].dataset.time);
+  for (const row of rows) {
+    const rel = row.querySelector(".rel");
+    if (rel) rel.textContent = `+${Math.max(0, Date.parse(row.dataset.time) - first)} ms`;
+  }
+}
+
+function addRow(tbody, source, m) {
+  const action = el("td", { class: "action" }, m.action);
+  if (m.code) action.append(el("span", { class: "code-badge" }, String(m.code)));
+  if (source === "event" && m.eventType === "Warning") action.append(el("span", { class: "warn-badge" }, "Warning"));
+  const detail = el("td", { class: "detail" });
+  if (m.stages?.length) detail.append(stageChips(m.stages));
+  if (m.message) detail.append(el("span", { class: "msg" }, m.message));
+  const failed = m.failed || (source === "event" && m.eventType === "Warning");
+  const row = el("tr", {
+    class: `row src-${source}${failed ? " failed" : ""}`, "data-testid": "timeline-row", "data-source": source, "data-time": m.timestamp,
+  },
+  el("td", { class: "time" }, el("time", { datetime: m.timestamp }, clock(m.timestamp))),
+  el("td", { class: "rel" }),
+  el("td", {}, el("span", { class: `src src-${source}` }, source === "audit" ? "API request" : "Event")),
+  el("td", { class: "actor" }, m.component),
+  action,
+  detail);
+  const after = [...tbody.querySelectorAll("tr")].find((r) => r.dataset.time > m.timestamp);
+  tbody.insertBefore(row, after || null);
+  relabel(tbody);
+  flash(row);
+}
+
+async function refreshStored(section, m) {
+  const pre = document.getElementById("object-yaml");
+  const rv = document.getElementById("object-rv");
+  if (rv) rv.textContent = String(m.revision);
+  if (m.eventType === "DELETED") {
+    pre.textContent = `(deleted at revision ${m.revision})`;
+    return;
+  }
+  if (!section.dataset.uid && m.uid) section.dataset.uid = m.uid;
+  const annotations = m.object?.metadata?.annotations || {};
+  if (annotations[DECISION] && !document.querySelector('[data-testid="decision"],[data-testid="decision-error"]')) {
+    location.reload();
+    return;
+  }
+  const resp = await fetch(`${location.pathname}?format=yaml`, { headers: { Accept: "application/yaml" } });
+  if (resp.ok) {
+    pre.textContent = await resp.text();
+    flash(pre);
+  }
+}
+
+export function objectPage(stream) {
+  const section = document.querySelector('[data-testid="object"]');
+  const tbody = document.getElementById("timeline-rows");
+  if (!section || !tbody) return;
+  const o = section.dataset;
+  const isIt = (m) => (m.namespace || "") === (o.namespace || "");
+  stream
+    .on("audit", (m) => {
+      if (m.key === o.key || (m.resource === o.resource && m.name === o.name && isIt(m))) addRow(tbody, "audit", m);
+    })
+    .on("event", (m) => {
+      if ((o.uid && m.uid === o.uid) || (m.kind === o.kind && m.name === o.name && isIt(m))) addRow(tbody, "event", m);
+    })
+    .on("watch", (m) => {
+      if (m.key === o.key) refreshStored(section, m);
+    });
+}

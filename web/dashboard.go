@@ -1,0 +1,114 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+	"k8s.io/client-go/rest"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/static"
+)
+
+// csrfField is the form field (and context key) of the apply form's token.
+const csrfField = "_csrf"
+
+// Config is what the dashboard reads from and writes through.
+type Config struct {
+	// Store is the object store the pages and the websocket read.
+	Store *storage.Store
+	// Audit holds the API server's audit events; nil shows no requests.
+	Audit *audit.Ring
+	// RESTConfig is the dashboard's identity at the API server, used by the
+	// apply form; nil disables applying.
+	RESTConfig *rest.Config
+	Logger     *slog.Logger
+	// Mode is the node runtime shown in the header: "containerd" or "simulated".
+	Mode string
+}
+
+// Dashboard serves the pages and runs the websocket hub.
+type Dashboard struct {
+	cfg     Config
+	log     *slog.Logger
+	hub     *hub
+	applier *applier
+}
+
+// New returns a dashboard over cfg. Run must be running for the websocket to
+// stream.
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("web: a store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger}
+	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
+	if cfg.RESTConfig != nil {
+		a, err := newAPIApplier(cfg.RESTConfig)
+		if err != nil {
+			return nil, err
+		}
+		d.applier = a
+	}
+	return d, nil
+}
+
+// Register adds every dashboard route to e: the pages, the websocket at /ws
+// and the embedded assets under /static/.
+func (d *Dashboard) Register(e *echo.Echo) {
+	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "form:" + csrfField,
+		ContextKey:     csrfField,
+		CookieName:     "glassplane_csrf",
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteStrictMode,
+	})
+	e.GET("/", d.overview)
+	e.GET("/apply", d.applyForm, csrf)
+	e.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
+	e.GET("/objects/:resource/:name", d.object)
+	e.GET("/objects/:resource/:namespace/:name", d.object)
+	e.GET("/etcd", d.etcd)
+	e.GET("/ws", d.serveWS)
+	e.StaticFS("/static/", static.FS)
+}
+
+// Run runs the websocket hub: one storage watch and one audit subscription
+// fanned out to every connected page. It blocks until ctx ends.
+func (d *Dashboard) Run(ctx context.Context) error {
+	return d.hub.run(ctx)
+}
+
+// auditSeq returns the newest audit sequence number kept; a page reads it
+// before its data so that its websocket resumes without a gap.
+func (d *Dashboard) auditSeq() int64 {
+	return lastSeq(d.cfg.Audit)
+}
+
+// layout returns the shared page data for a page read at etcd revision rev
+// and audit sequence seq.
+func (d *Dashboard) layout(title string, page components.Page, rev, seq int64) components.Layout {
+	return components.Layout{Title: title, Page: page, Mode: d.cfg.Mode, Revision: rev, AuditSeq: seq}
+}
+
+// render writes a templ component as the response.
+func render(c *echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	if err := comp.Render(c.Request().Context(), c.Response()); err != nil {
+		return fmt.Errorf("failed to render page: %w", err)
+	}
+	return nil
+}

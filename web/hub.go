@@ -1,0 +1,218 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+const (
+	// clientBuffer is how many messages may wait for one page; a page that
+	// falls further behind is dropped and resumes from its last revision.
+	clientBuffer = 512
+	// rewatchDelay is the pause before reopening a storage watch that failed.
+	rewatchDelay = time.Second
+)
+
+// client is one connected page.
+type client struct {
+	send chan []byte
+	// dropped is closed when the hub removes the client for falling behind.
+	dropped chan struct{}
+}
+
+// hub runs one storage watch and one audit subscription and fans their
+// messages out to every connected page.
+type hub struct {
+	store *storage.Store
+	ring  *audit.Ring
+	log   *slog.Logger
+	ready chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	clients map[*client]struct{}
+	// rev is the newest storage revision broadcast; seq the newest audit
+	// sequence number.
+	rev int64
+	seq int64
+}
+
+func newHub(store *storage.Store, ring *audit.Ring, log *slog.Logger) *hub {
+	return &hub{store: store, ring: ring, log: log, ready: make(chan struct{}), clients: make(map[*client]struct{})}
+}
+
+// run streams until ctx ends.
+func (h *hub) run(ctx context.Context) error {
+	select {
+	case <-h.store.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	var records <-chan audit.Record
+	if h.ring != nil {
+		records = h.ring.Subscribe(ctx)
+	}
+	h.mu.Lock()
+	h.rev = h.store.Revision()
+	h.seq = lastSeq(h.ring)
+	h.mu.Unlock()
+	watch := h.watch(ctx)
+	close(h.ready)
+	h.log.Info("dashboard stream running", "revision", h.rev)
+	defer h.dropAll()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-watch:
+			if !ok {
+				watch = h.watch(ctx)
+				continue
+			}
+			h.broadcastStorage(ev)
+		case rec, ok := <-records:
+			if !ok {
+				records = nil
+				continue
+			}
+			h.broadcastAudit(rec)
+		}
+	}
+}
+
+// watch opens the storage watch after the newest revision broadcast. When
+// that revision is compacted away, every page is told to resync and the
+// watch restarts from now. It returns a nil channel once ctx ends.
+func (h *hub) watch(ctx context.Context) <-chan storage.Event {
+	for ctx.Err() == nil {
+		h.mu.Lock()
+		from := h.rev
+		h.mu.Unlock()
+		ch, err := h.store.Watch(ctx, storage.Root, from)
+		if err == nil {
+			return ch
+		}
+		if errors.Is(err, storage.ErrCompacted) {
+			h.log.Warn("dashboard stream fell behind compaction; pages resync", "from", from)
+			h.mu.Lock()
+			h.rev = h.store.Revision()
+			h.mu.Unlock()
+			h.broadcast(Message{Type: MessageResync, Reason: "the stream's revision was compacted"})
+			continue
+		}
+		h.log.Warn("failed to open the dashboard's storage watch; retrying", "from", from, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(rewatchDelay):
+		}
+	}
+	return nil
+}
+
+func (h *hub) broadcastStorage(ev storage.Event) {
+	msgs := storageMessages(ev, time.Now())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.Revision > h.rev {
+		h.rev = ev.Revision
+	}
+	for _, m := range msgs {
+		h.sendLocked(m)
+	}
+}
+
+func (h *hub) broadcastAudit(rec audit.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if rec.Seq <= h.seq {
+		return
+	}
+	if rec.Seq > h.seq+1 {
+		// The ring dropped records for this subscriber; fetch the gap.
+		for _, missed := range h.ring.Since(h.seq) {
+			if missed.Seq < rec.Seq {
+				h.sendLocked(auditRecordMessage(missed))
+			}
+		}
+	}
+	h.seq = rec.Seq
+	h.sendLocked(auditRecordMessage(rec))
+}
+
+func (h *hub) broadcast(m Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sendLocked(m)
+}
+
+// sendLocked queues m for every client, dropping those whose queue is full;
+// h.mu must be held.
+func (h *hub) sendLocked(m Message) {
+	if len(h.clients) == 0 {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
+		return
+	}
+	for c := range h.clients {
+		select {
+		case c.send <- b:
+		default:
+			h.log.Debug("dropping a slow dashboard client")
+			h.dropLocked(c)
+		}
+	}
+}
+
+// join adds a client and returns the revision and audit sequence its live
+// messages start after.
+func (h *hub) join() (c *client, rev, seq int64) {
+	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.clients[c] = struct{}{}
+	return c, h.rev, h.seq
+}
+
+// leave removes a client.
+func (h *hub) leave(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.clients, c)
+}
+
+func (h *hub) dropLocked(c *client) {
+	if _, ok := h.clients[c]; !ok {
+		return
+	}
+	delete(h.clients, c)
+	close(c.dropped)
+}
+
+func (h *hub) dropAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		h.dropLocked(c)
+	}
+}
+
+// lastSeq is the newest sequence number in the ring (0 when empty or nil).
+func lastSeq(ring *audit.Ring) int64 {
+	if ring == nil {
+		return 0
+	}
+	recs := ring.Since(0)
+	if len(recs) == 0 {
+		return 0
+	}
+	return recs[len(recs)-1].Seq
+}

@@ -1,0 +1,258 @@
+package web
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// Message types on the websocket.
+const (
+	// MessageHello opens every stream with the revision and audit sequence
+	// the live part starts after.
+	MessageHello = "hello"
+	// MessageWatch is a change to an object (any kind but core Events).
+	MessageWatch = "watch"
+	// MessageEvent is a core Event written by a component.
+	MessageEvent = "event"
+	// MessageAudit is an API request that passed through the pipeline.
+	MessageAudit = "audit"
+	// MessageEtcd is a change to an etcd key, for the key explorer.
+	MessageEtcd = "etcd"
+	// MessageResync tells the page that changes were lost (its revision is
+	// too old, or it fell behind) and it must reload its data.
+	MessageResync = "resync"
+)
+
+// Message is one websocket message. Every message about an object carries its
+// uid, kind, namespace, name, revision, the component that acted and a
+// timestamp, so the browser can build each object's timeline.
+type Message struct {
+	Type string `json:"type"`
+	// EventType is ADDED, MODIFIED or DELETED for watch messages, PUT or
+	// DELETE for etcd messages, Normal or Warning for core Events.
+	EventType string `json:"eventType,omitempty"`
+	// Key is the etcd key written (watch, event, etcd, audit).
+	Key string `json:"key,omitempty"`
+	// Revision is the etcd revision of the change; ResourceVersion is the
+	// same number as Kubernetes clients see it.
+	Revision        int64  `json:"revision,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Seq is the audit sequence number (audit and hello messages).
+	Seq int64 `json:"seq,omitempty"`
+	// UID, Kind, Resource, Namespace and Name identify the object; for a
+	// core Event, the object it is about (its involvedObject).
+	UID         string `json:"uid,omitempty"`
+	APIVersion  string `json:"apiVersion,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Resource    string `json:"resource,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Name        string `json:"name,omitempty"`
+	// Href is the dashboard page of the object.
+	Href string `json:"href,omitempty"`
+	// Component is who acted: the audit user, the Event's source, or the
+	// last field manager of a changed object.
+	Component string `json:"component,omitempty"`
+	// Timestamp is RFC 3339 with milliseconds.
+	Timestamp string `json:"timestamp,omitempty"`
+	// Verb and Action describe a request ("create", "create pods/binding");
+	// Action is the reason of a core Event.
+	Verb    string `json:"verb,omitempty"`
+	Action  string `json:"action,omitempty"`
+	Message string `json:"message,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Failed  bool   `json:"failed,omitempty"`
+	Stages  []StageState `json:"stages,omitempty"`
+	// Phase and NodeName summarise a pod; Ready a node.
+	Phase    string `json:"phase,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+	Ready    string `json:"ready,omitempty"`
+	// Created is true when an etcd put made the key exist.
+	Created bool `json:"created,omitempty"`
+	// Object is the object as stored (secrets masked), on watch messages.
+	Object json.RawMessage `json:"object,omitempty"`
+	// Reason says why a resync is needed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// StageState is one pipeline stage of a request on the wire.
+type StageState struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	State string `json:"state"`
+}
+
+func stagesJSON(stages []components.Stage) []StageState {
+	if len(stages) == 0 {
+		return nil
+	}
+	out := make([]StageState, len(stages))
+	for i, s := range stages {
+		out[i] = StageState{Name: s.Name, Label: s.Label, State: s.State}
+	}
+	return out
+}
+
+// storageMessages turns one etcd change into its messages: always an etcd
+// message, plus a watch message for an object or an event message for a new
+// or updated core Event.
+func storageMessages(ev storage.Event, now time.Time) []Message {
+	ts := timestamp(now)
+	msgs := []Message{{
+		Type: MessageEtcd, EventType: string(ev.Type), Key: ev.Key, Revision: ev.Revision,
+		ResourceVersion: strconv.FormatInt(ev.Revision, 10), Created: ev.Created, Timestamp: ts,
+	}}
+	ref, ok := parseKey(ev.Key)
+	if !ok {
+		return msgs
+	}
+	head := decodeHead(ev.Value)
+	msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = head.Kind, ref.Namespace, ref.Name
+	if ref.StorageResource == "events" && head.Kind == "Event" {
+		if ev.Type == storage.EventDelete {
+			return msgs
+		}
+		var e corev1.Event
+		if err := json.Unmarshal(ev.Value, &e); err != nil {
+			return msgs
+		}
+		return append(msgs, eventMessage(&e, ev.Key, ev.Revision))
+	}
+	resource := apiResource(ref.StorageResource)
+	w := Message{
+		Type: MessageWatch, EventType: watchType(ev), Key: ev.Key, Revision: ev.Revision,
+		ResourceVersion: strconv.FormatInt(ev.Revision, 10),
+		UID:             string(head.Metadata.UID), APIVersion: head.APIVersion, Kind: head.Kind,
+		Resource: resource, Namespace: ref.Namespace, Name: ref.Name,
+		Href:      objectHref(resource, ref.Namespace, ref.Name),
+		Component: lastManager(head.Metadata), Timestamp: ts,
+		Object:    json.RawMessage(maskSecrets(ev.Value)),
+	}
+	if !json.Valid(w.Object) {
+		w.Object = nil
+	}
+	switch head.Kind {
+	case "Pod":
+		var p corev1.Pod
+		if json.Unmarshal(ev.Value, &p) == nil {
+			w.Phase, w.NodeName = podPhase(&p), p.Spec.NodeName
+		}
+	case "Node":
+		var n corev1.Node
+		if json.Unmarshal(ev.Value, &n) == nil {
+			w.Ready = nodeReady(&n)
+		}
+	}
+	return append(msgs, w)
+}
+
+func watchType(ev storage.Event) string {
+	switch {
+	case ev.Type == storage.EventDelete:
+		return "DELETED"
+	case ev.Created:
+		return "ADDED"
+	}
+	return "MODIFIED"
+}
+
+// eventMessage describes a core Event by the object it is about.
+func eventMessage(e *corev1.Event, key string, rev int64) Message {
+	io := e.InvolvedObject
+	resource := resourceOfKind(io.Kind)
+	m := Message{
+		Type: MessageEvent, EventType: e.Type, Key: key, Revision: rev,
+		ResourceVersion: strconv.FormatInt(rev, 10),
+		UID:             string(io.UID), APIVersion: io.APIVersion, Kind: io.Kind, Resource: resource,
+		Namespace: io.Namespace, Name: io.Name,
+		Component: eventComponent(e), Timestamp: timestamp(eventTime(e)),
+		Action: e.Reason, Message: e.Message,
+	}
+	if resource != "" {
+		m.Href = objectHref(resource, io.Namespace, io.Name)
+	}
+	return m
+}
+
+// auditRecordMessage describes one API request.
+func auditRecordMessage(rec audit.Record) Message {
+	ev := rec.Event
+	resource, sub, ns, name := auditRef(ev)
+	m := Message{
+		Type: MessageAudit, Seq: rec.Seq, Verb: ev.Verb, Action: auditAction(ev),
+		Resource: resource, Subresource: sub, Namespace: ns, Name: name,
+		Component: ev.User.Username, Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
+		Message: auditMessage(ev), Code: auditCode(ev), Failed: auditFailed(ev),
+		Stages: stagesJSON(stagesOf(ev.Annotations)),
+		Key:    ev.Annotations[audit.AnnotationEtcdKey],
+	}
+	if ev.ObjectRef != nil {
+		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion
+	}
+	if r, err := strconv.ParseInt(ev.Annotations[audit.AnnotationEtcdRevision], 10, 64); err == nil {
+		m.Revision, m.ResourceVersion = r, strconv.FormatInt(r, 10)
+	}
+	if resource != "" && name != "" {
+		m.Href = objectHref(resource, ns, name)
+	}
+	return m
+}
+
+// kindResources maps the kinds the dashboard links to their API resources.
+var kindResources = map[string]string{
+	"Pod": "pods", "Node": "nodes", "Namespace": "namespaces", "Service": "services",
+	"Endpoints": "endpoints", "Deployment": "deployments", "ReplicaSet": "replicasets",
+	"ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps", "Secret": "secrets",
+	"Lease": "leases", "DaemonSet": "daemonsets", "StatefulSet": "statefulsets", "Job": "jobs",
+}
+
+// resourceOfKind returns the API resource of a kind, lower-case plural for
+// kinds it does not know.
+func resourceOfKind(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	if r, ok := kindResources[kind]; ok {
+		return r
+	}
+	return strings.ToLower(kind) + "s"
+}
+
+// kindOfResource is the inverse of resourceOfKind for known kinds.
+func kindOfResource(resource string) string {
+	for k, r := range kindResources {
+		if r == resource {
+			return k
+		}
+	}
+	return ""
+}
+
+// podPhase is the pod's phase, Pending when none is set yet.
+func podPhase(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	if p.Status.Phase == "" {
+		return string(corev1.PodPending)
+	}
+	return string(p.Status.Phase)
+}
+
+// nodeReady is the status of the node's Ready condition.
+func nodeReady(n *corev1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return string(c.Status)
+		}
+	}
+	return string(corev1.ConditionUnknown)
+}

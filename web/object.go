@@ -1,0 +1,175 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// object serves /objects/<resource>/[<namespace>/]<name>: the stored object
+// and its timeline. With ?format=json or ?format=yaml it answers the stored
+// object alone (secrets masked).
+func (d *Dashboard) object(c *echo.Context) error {
+	ctx := c.Request().Context()
+	resource, namespace, name := c.Param("resource"), c.Param("namespace"), c.Param("name")
+	key := storage.Key(storageResource(resource), namespace, name)
+
+	seq := d.auditSeq()
+	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), storage.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to list events for %q: %w", key, err)
+	}
+	kv, err := d.cfg.Store.Get(ctx, key)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("failed to read %q: %w", key, err)
+	}
+
+	switch format := c.QueryParam("format"); format {
+	case "":
+	case "json", "yaml":
+		if kv == nil {
+			return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s %q not found", resource, name))
+		}
+		body := maskSecrets(kv.Value)
+		if format == "json" {
+			return c.JSONBlob(http.StatusOK, []byte(prettyJSON(body)))
+		}
+		out, err := yaml.JSONToYAML(body)
+		if err != nil {
+			return fmt.Errorf("failed to convert %q to YAML: %w", key, err)
+		}
+		return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", out)
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("unknown format %q (json or yaml)", format))
+	}
+
+	vm := components.Object{Resource: resource, Namespace: namespace, Name: name, Key: key, Kind: kindOfResource(resource)}
+	if kv != nil {
+		head := decodeHead(kv.Value)
+		vm.Found = true
+		vm.ResourceVersion = kv.ModRevision
+		vm.UID = string(head.Metadata.UID)
+		if head.Kind != "" {
+			vm.Kind = head.Kind
+		}
+		if out, err := yaml.JSONToYAML(maskSecrets(kv.Value)); err == nil {
+			vm.YAML = string(out)
+		} else {
+			vm.YAML = prettyJSON(kv.Value)
+		}
+		if raw, ok := head.Metadata.Annotations[explain.DecisionAnnotation]; ok {
+			dec, err := decisionView(raw)
+			if err != nil {
+				vm.DecisionError = fmt.Sprintf("failed to read the scheduler decision: %v", err)
+			}
+			vm.Decision = dec
+		}
+	}
+	vm.Timeline = d.timeline(vm, events.Items)
+	return render(c, http.StatusOK, components.ObjectPage(d.layout(vm.Kind+" "+name, components.PageObject, events.Revision, seq), vm))
+}
+
+// timelineEntry is a row with the time it sorts by.
+type timelineEntry struct {
+	at  time.Time
+	row components.TimelineRow
+}
+
+// timeline merges the audit events about the object (any subresource) and
+// the core Events whose involvedObject is it, in time order.
+func (d *Dashboard) timeline(o components.Object, events []storage.KeyValue) []components.TimelineRow {
+	var entries []timelineEntry
+	if d.cfg.Audit != nil {
+		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
+			ev := rec.Event
+			entries = append(entries, timelineEntry{at: ev.RequestReceivedTimestamp.Time, row: components.TimelineRow{
+				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
+				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),
+			}})
+		}
+	}
+	for _, kv := range events {
+		var e corev1.Event
+		if err := json.Unmarshal(kv.Value, &e); err != nil || !eventAbout(&e, o) {
+			continue
+		}
+		entries = append(entries, timelineEntry{at: eventTime(&e), row: components.TimelineRow{
+			Source: "event", Actor: eventComponent(&e), Action: e.Reason, Message: e.Message,
+			Type: e.Type, Failed: e.Type == corev1.EventTypeWarning,
+		}})
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].at.Before(entries[j].at) })
+	rows := make([]components.TimelineRow, len(entries))
+	for i, e := range entries {
+		rows[i] = e.row
+		rows[i].Time = timestamp(e.at)
+		rows[i].Relative = fmt.Sprintf("+%d ms", e.at.Sub(entries[0].at).Milliseconds())
+	}
+	return rows
+}
+
+// auditAbout tells whether an audit event acted on the object.
+func auditAbout(ev *audit.Event, o components.Object) bool {
+	if k := ev.Annotations[audit.AnnotationEtcdKey]; k != "" && k == o.Key {
+		return true
+	}
+	resource, _, namespace, name := auditRef(ev)
+	return resource == o.Resource && namespace == o.Namespace && name == o.Name
+}
+
+// eventAbout tells whether a core Event's involvedObject is the object.
+func eventAbout(e *corev1.Event, o components.Object) bool {
+	io := e.InvolvedObject
+	if o.UID != "" && string(io.UID) == o.UID {
+		return true
+	}
+	if io.Name != o.Name || io.Namespace != o.Namespace {
+		return false
+	}
+	return io.Kind == o.Kind || (o.Kind == "" && resourceOfKind(io.Kind) == o.Resource)
+}
+
+// decisionView reads the scheduler's decision annotation into the view
+// model's tables: the filter rows and one score column per plugin.
+func decisionView(raw string) (*components.Decision, error) {
+	var dec explain.Decision
+	if err := json.Unmarshal([]byte(raw), &dec); err != nil {
+		return nil, err
+	}
+	vm := &components.Decision{Attempt: int64(dec.Attempt), Node: dec.Node, Message: dec.Message}
+	if !dec.Time.IsZero() {
+		vm.Time = timestamp(dec.Time.Time)
+	}
+	for _, f := range dec.Filter {
+		vm.Filter = append(vm.Filter, components.FilterRow{Node: f.Node, Passed: f.Passed, Plugin: f.Plugin, Reason: f.Reason})
+	}
+	column := map[string]int{}
+	for _, s := range dec.Scores {
+		for _, p := range s.Plugins {
+			if _, ok := column[p.Plugin]; !ok {
+				column[p.Plugin] = len(vm.Plugins)
+				vm.Plugins = append(vm.Plugins, p.Plugin)
+			}
+		}
+	}
+	for _, s := range dec.Scores {
+		row := components.ScoreRow{Node: s.Node, Total: s.Total, Chosen: s.Node == dec.Node, Cells: make([]components.ScoreCell, len(vm.Plugins))}
+		for _, p := range s.Plugins {
+			row.Cells[column[p.Plugin]] = components.ScoreCell{Present: true, Raw: p.Raw, Normalized: p.Normalized, Weight: p.Weight, Weighted: p.Weighted}
+		}
+		vm.Scores = append(vm.Scores, row)
+	}
+	return vm, nil
+}

@@ -1,0 +1,180 @@
+package web
+
+import (
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// objectHead is the part of every stored object the dashboard reads.
+type objectHead struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+}
+
+// decodeHead reads an object's type and metadata; a value that is not a JSON
+// object yields an empty head.
+func decodeHead(value []byte) objectHead {
+	var h objectHead
+	if err := json.Unmarshal(value, &h); err != nil {
+		return objectHead{}
+	}
+	return h
+}
+
+// lastManager names the field manager of the newest managedFields entry: the
+// component that last wrote the object, when the API server records it.
+func lastManager(m metav1.ObjectMeta) string {
+	var name string
+	var newest time.Time
+	for _, f := range m.ManagedFields {
+		if f.Time == nil {
+			if name == "" {
+				name = f.Manager
+			}
+			continue
+		}
+		if !f.Time.Time.Before(newest) {
+			newest, name = f.Time.Time, f.Manager
+		}
+	}
+	return name
+}
+
+// keyRef is where a key sits in the /registry layout.
+type keyRef struct {
+	// StorageResource is the resource segment(s) of the key ("pods",
+	// "minions", "services/specs").
+	StorageResource string
+	Namespace       string
+	Name            string
+}
+
+// parseKey splits an etcd key into storage resource, namespace and name. Keys
+// of cluster-scoped objects have no namespace.
+func parseKey(key string) (keyRef, bool) {
+	rest, ok := strings.CutPrefix(key, storage.Root)
+	if !ok || rest == "" {
+		return keyRef{}, false
+	}
+	parts := strings.Split(rest, "/")
+	resource := parts[0]
+	parts = parts[1:]
+	if len(parts) > 1 && (strings.Contains(resource, ".") || resource == "services") {
+		resource += "/" + parts[0]
+		parts = parts[1:]
+	}
+	switch len(parts) {
+	case 1:
+		return keyRef{StorageResource: resource, Name: parts[0]}, parts[0] != ""
+	case 2:
+		return keyRef{StorageResource: resource, Namespace: parts[0], Name: parts[1]}, parts[1] != ""
+	}
+	return keyRef{}, false
+}
+
+// storageToAPI maps the storage names Kubernetes keeps for historical reasons
+// to the API resource names.
+var storageToAPI = map[string]string{
+	"minions":            "nodes",
+	"services/specs":     "services",
+	"services/endpoints": "endpoints",
+}
+
+// apiResource returns the API resource name of a storage resource.
+func apiResource(storageResource string) string {
+	if r, ok := storageToAPI[storageResource]; ok {
+		return r
+	}
+	if i := strings.LastIndex(storageResource, "/"); i >= 0 {
+		return storageResource[i+1:]
+	}
+	return storageResource
+}
+
+// storageResource returns the storage name of an API resource.
+func storageResource(resource string) string {
+	for s, r := range storageToAPI {
+		if r == resource {
+			return s
+		}
+	}
+	return resource
+}
+
+// objectHref is the dashboard page of an object.
+func objectHref(resource, namespace, name string) string {
+	if namespace == "" {
+		return "/objects/" + url.PathEscape(resource) + "/" + url.PathEscape(name)
+	}
+	return "/objects/" + url.PathEscape(resource) + "/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
+}
+
+// keyHref is the key explorer showing key.
+func keyHref(key string) string {
+	return "/etcd?key=" + url.QueryEscape(key)
+}
+
+// maskedSecret is what a Secret's values show instead of their content.
+const maskedSecret = "******"
+
+// maskSecrets returns value with a Secret's data and stringData values
+// replaced; other objects come back unchanged.
+func maskSecrets(value []byte) []byte {
+	if decodeHead(value).Kind != "Secret" {
+		return value
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return value
+	}
+	for _, field := range []string{"data", "stringData"} {
+		if m, ok := obj[field].(map[string]any); ok {
+			for k := range m {
+				m[k] = maskedSecret
+			}
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return value
+	}
+	return out
+}
+
+// prettyJSON indents a JSON value for display; invalid JSON is shown as is.
+func prettyJSON(value []byte) string {
+	var v any
+	if err := json.Unmarshal(value, &v); err != nil {
+		return string(value)
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return string(value)
+	}
+	return string(out)
+}
+
+// timestamp formats t as RFC 3339 with milliseconds in UTC.
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

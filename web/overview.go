@@ -1,0 +1,140 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// feedLength is how many recent steps the overview lists.
+const feedLength = 40
+
+// overview serves /: every node with its pods, pods waiting for a node, and
+// the recent steps (changing requests and core Events).
+func (d *Dashboard) overview(c *echo.Context) error {
+	ctx := c.Request().Context()
+	seq := d.auditSeq()
+	nodes, err := d.cfg.Store.List(ctx, storage.Prefix("minions", ""), storage.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to list nodes: %w", err)
+	}
+	at := storage.ListOptions{Revision: nodes.Revision}
+	pods, err := d.cfg.Store.List(ctx, storage.Prefix("pods", ""), at)
+	if err != nil {
+		return fmt.Errorf("failed to list pods: %w", err)
+	}
+	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), at)
+	if err != nil {
+		return fmt.Errorf("failed to list events: %w", err)
+	}
+	vm := overviewModel(nodes.Items, pods.Items)
+	vm.Feed = d.feed(events.Items)
+	return render(c, http.StatusOK, components.OverviewPage(d.layout("Overview", components.PageOverview, nodes.Revision, seq), vm))
+}
+
+// overviewModel places every pod in its node's box, or among the
+// unscheduled ones when its node is unknown or unset.
+func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
+	var vm components.Overview
+	index := map[string]int{}
+	for _, kv := range nodes {
+		var n corev1.Node
+		if err := json.Unmarshal(kv.Value, &n); err != nil {
+			continue
+		}
+		index[n.Name] = len(vm.Nodes)
+		vm.Nodes = append(vm.Nodes, components.NodeBox{Name: n.Name, Ready: nodeReady(&n), Href: objectHref("nodes", "", n.Name)})
+	}
+	for _, kv := range pods {
+		var p corev1.Pod
+		if err := json.Unmarshal(kv.Value, &p); err != nil {
+			continue
+		}
+		chip := components.PodChip{
+			Namespace: p.Namespace, Name: p.Name, Phase: podPhase(&p), NodeName: p.Spec.NodeName,
+			Href: objectHref("pods", p.Namespace, p.Name),
+		}
+		if i, ok := index[p.Spec.NodeName]; ok {
+			vm.Nodes[i].Pods = append(vm.Nodes[i].Pods, chip)
+		} else {
+			vm.Unscheduled = append(vm.Unscheduled, chip)
+		}
+	}
+	return vm
+}
+
+// feed merges the recent changing requests and core Events, newest first.
+func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
+	type entry struct {
+		at   time.Time
+		item components.FeedItem
+	}
+	var entries []entry
+	if d.cfg.Audit != nil {
+		recs := d.cfg.Audit.Since(0)
+		for i := len(recs) - 1; i >= 0 && len(entries) < feedLength; i-- {
+			ev := recs[i].Event
+			if !mutating(ev.Verb) {
+				continue
+			}
+			m := auditRecordMessage(recs[i])
+			entries = append(entries, entry{at: ev.RequestReceivedTimestamp.Time, item: components.FeedItem{
+				Source: "audit", Component: m.Component, Action: m.Action, Target: target(m), Href: m.Href,
+				Message: failedMessage(m), Stages: stagesOf(ev.Annotations), Failed: m.Failed,
+			}})
+		}
+	}
+	for _, kv := range events {
+		var e corev1.Event
+		if err := json.Unmarshal(kv.Value, &e); err != nil {
+			continue
+		}
+		m := eventMessage(&e, kv.Key, kv.ModRevision)
+		entries = append(entries, entry{at: eventTime(&e), item: components.FeedItem{
+			Source: "event", Component: m.Component, Action: m.Action, Target: target(m), Href: m.Href,
+			Message: m.Message, Failed: e.Type == corev1.EventTypeWarning,
+		}})
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].at.After(entries[j].at) })
+	if len(entries) > feedLength {
+		entries = entries[:feedLength]
+	}
+	items := make([]components.FeedItem, len(entries))
+	for i, e := range entries {
+		items[i] = e.item
+		items[i].Time = timestamp(e.at)
+	}
+	return items
+}
+
+// target reads like "pods/default/mypod".
+func target(m Message) string {
+	s := m.Resource
+	if m.Resource == "" {
+		s = m.Kind
+	}
+	if m.Namespace != "" {
+		s += "/" + m.Namespace
+	}
+	if m.Name != "" {
+		s += "/" + m.Name
+	}
+	return s
+}
+
+// failedMessage is a request's message only when it was refused; the feed
+// keeps successful steps to one line.
+func failedMessage(m Message) string {
+	if m.Failed {
+		return m.Message
+	}
+	return ""
+}

@@ -1,0 +1,132 @@
+package web
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+)
+
+// pipeline is the order of an API request's stages with their chip labels.
+var pipeline = []struct{ name, label string }{
+	{"authentication", "authn"},
+	{"authorization", "authz"},
+	{"admission", "admission"},
+	{"etcd", "etcd"},
+}
+
+// stagesOf reads an audit event's pipeline annotations: every stage is ok
+// when the request passed it, failed when it refused the request, skipped
+// otherwise. It returns nil when the event has no pipeline annotation.
+func stagesOf(ann map[string]string) []components.Stage {
+	list, ok := ann[audit.AnnotationStages]
+	failed := ann[audit.AnnotationFailedStage]
+	if !ok && failed == "" {
+		return nil
+	}
+	passed := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		passed[strings.TrimSpace(s)] = true
+	}
+	out := make([]components.Stage, 0, len(pipeline))
+	for _, p := range pipeline {
+		state := "skipped"
+		switch {
+		case p.name == failed:
+			state = "failed"
+		case passed[p.name]:
+			state = "ok"
+		}
+		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state})
+	}
+	return out
+}
+
+// auditRef is what an audit event acted on, with the name taken from the
+// etcd key when the request named none (a create).
+func auditRef(ev *audit.Event) (resource, subresource, namespace, name string) {
+	if ev.ObjectRef != nil {
+		resource, subresource = ev.ObjectRef.Resource, ev.ObjectRef.Subresource
+		namespace, name = ev.ObjectRef.Namespace, ev.ObjectRef.Name
+	}
+	if name == "" {
+		if ref, ok := parseKey(ev.Annotations[audit.AnnotationEtcdKey]); ok {
+			name, namespace = ref.Name, ref.Namespace
+			if resource == "" {
+				resource = apiResource(ref.StorageResource)
+			}
+		}
+	}
+	return resource, subresource, namespace, name
+}
+
+// auditAction reads like "create pods/binding".
+func auditAction(ev *audit.Event) string {
+	resource, sub, _, _ := auditRef(ev)
+	if sub != "" {
+		return ev.Verb + " " + resource + "/" + sub
+	}
+	if resource == "" {
+		return ev.Verb
+	}
+	return ev.Verb + " " + resource
+}
+
+// auditFailed tells whether the request was refused.
+func auditFailed(ev *audit.Event) bool {
+	if ev.Annotations[audit.AnnotationFailedStage] != "" {
+		return true
+	}
+	return ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400
+}
+
+// auditMessage is the status message of a refused request, or the
+// authorization reason of an allowed one.
+func auditMessage(ev *audit.Event) string {
+	if ev.ResponseStatus != nil && ev.ResponseStatus.Message != "" {
+		return ev.ResponseStatus.Message
+	}
+	return ev.Annotations[audit.AnnotationReason]
+}
+
+// auditCode is the HTTP status of the response.
+func auditCode(ev *audit.Event) int {
+	if ev.ResponseStatus == nil {
+		return 0
+	}
+	return int(ev.ResponseStatus.Code)
+}
+
+// mutating reports whether a verb changes state; the feed shows only those.
+func mutating(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// eventTime is when a core Event happened: eventTime, else lastTimestamp,
+// firstTimestamp, or its creation.
+func eventTime(ev *corev1.Event) time.Time {
+	switch {
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.FirstTimestamp.IsZero():
+		return ev.FirstTimestamp.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// eventComponent is who reported a core Event.
+func eventComponent(ev *corev1.Event) string {
+	if ev.Source.Component != "" {
+		return ev.Source.Component
+	}
+	return ev.ReportingController
+}
