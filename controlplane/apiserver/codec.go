@@ -1,0 +1,263 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/client-go/kubernetes/scheme"
+	sigsjson "sigs.k8s.io/json"
+)
+
+var (
+	strictJSON = serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, serializerjson.SerializerOptions{Strict: true})
+	strictYAML = serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, serializerjson.SerializerOptions{Yaml: true, Strict: true})
+)
+
+// Field validation directives (fieldValidation query parameter).
+const (
+	fieldValidationStrict = "Strict"
+	fieldValidationWarn   = "Warn"
+	fieldValidationIgnore = "Ignore"
+)
+
+// readBody reads the request body up to the configured limit.
+func (q *request) readBody() ([]byte, error) {
+	limit := q.s.cfg.MaxRequestBodyBytes
+	if q.r.ContentLength > limit {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+	}
+	b, err := io.ReadAll(io.LimitReader(q.r.Body, limit+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to read the request body: %v", err))
+	}
+	if int64(len(b)) > limit {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+	}
+	return b, nil
+}
+
+// unsupportedMediaType is kube-apiserver's 415 answer.
+func unsupportedMediaType(contentType string, accepted ...string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(accepted, ", ")),
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeUnexpectedServerResponse, Message: contentType}}},
+	}}
+}
+
+// fieldValidation returns the request's field validation directive.
+func (q *request) fieldValidation() (string, error) {
+	v := q.r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "":
+		return fieldValidationWarn, nil
+	case fieldValidationStrict, fieldValidationWarn, fieldValidationIgnore:
+		return v, nil
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %s", v))
+}
+
+// decodeBody decodes a request body of the given kind, honouring
+// fieldValidation for unknown and duplicate fields. It returns the object
+// and its JSON form.
+func (q *request) decodeBody(body []byte, gvk schema.GroupVersionKind) (runtime.Object, []byte, error) {
+	mediaType, _, err := mime.ParseMediaType(q.r.Header.Get("Content-Type"))
+	if q.r.Header.Get("Content-Type") == "" {
+		mediaType, err = "application/json", nil
+	}
+	if err != nil {
+		return nil, nil, unsupportedMediaType(q.r.Header.Get("Content-Type"), "application/json", "application/yaml")
+	}
+	ser := strictJSON
+	switch mediaType {
+	case "application/json":
+	case "application/yaml":
+		ser = strictYAML
+	default:
+		return nil, nil, unsupportedMediaType(mediaType, "application/json", "application/yaml")
+	}
+	return q.decodeWith(ser, body, gvk)
+}
+
+func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupVersionKind) (runtime.Object, []byte, error) {
+	validation, err := q.fieldValidation()
+	if err != nil {
+		return nil, nil, err
+	}
+	into, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	obj, actual, err := ser.Decode(body, &gvk, into)
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
+		switch validation {
+		case fieldValidationStrict:
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+		case fieldValidationWarn:
+			for _, msg := range strictErrors(err) {
+				q.w.Header().Add("Warning", fmt.Sprintf("299 - %s", strconv.Quote(msg)))
+			}
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+	}
+	if actual.GroupVersion() != gvk.GroupVersion() {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), gvk.GroupVersion()))
+	}
+	if actual.Kind != gvk.Kind {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data does not match the expected kind", actual.Kind, actual.Version, gvk.Kind))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	return obj, raw, nil
+}
+
+func strictErrors(err error) []string {
+	if se, ok := err.(interface{ Errors() []error }); ok {
+		var out []string
+		for _, e := range se.Errors() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+// encodeForStorage returns obj's JSON as stored in etcd: with apiVersion and
+// kind, without resourceVersion.
+func encodeForStorage(res *resource, obj runtime.Object) ([]byte, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	rv := m.GetResourceVersion()
+	m.SetResourceVersion("")
+	defer m.SetResourceVersion(rv)
+	obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+	return json.Marshal(obj)
+}
+
+// decodeStored decodes a stored value and sets its resourceVersion.
+func decodeStored(res *resource, value []byte, rev int64) (runtime.Object, error) {
+	obj := res.New()
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, obj); err != nil {
+		return nil, fmt.Errorf("failed to decode stored %s: %w", res.Resource, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return obj, nil
+}
+
+// acceptsJSON reports whether the Accept header allows a JSON answer.
+func acceptsJSON(accept string) bool {
+	if accept == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "application/json", "*/*", "application/*", "application/yaml":
+			return true
+		}
+	}
+	return false
+}
+
+// wantsTable reports whether the client asked for a meta.k8s.io Table.
+func wantsTable(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || mt != "application/json" {
+			continue
+		}
+		if params["as"] == "Table" && params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
+			return true
+		}
+		if params["as"] == "" {
+			return false
+		}
+	}
+	return false
+}
+
+// wantsYAML reports whether the client prefers YAML.
+func wantsYAML(accept string) bool {
+	first := strings.TrimSpace(strings.Split(accept, ",")[0])
+	mt, _, _ := mime.ParseMediaType(first)
+	return mt == "application/yaml"
+}
+
+// respond answers obj, converting to a Table when the client asked for one.
+func (q *request) respond(code int, obj runtime.Object) {
+	accept := q.r.Header.Get("Accept")
+	if !acceptsJSON(accept) && !wantsTable(accept) {
+		q.writeJSON(http.StatusNotAcceptable, toStatus(notAcceptable()))
+		return
+	}
+	if wantsTable(accept) && q.res != nil && q.info.Subresource == "" {
+		if _, isStatus := obj.(*metav1.Status); !isStatus {
+			table, err := q.toTable(obj)
+			if err != nil {
+				q.fail("", err)
+				return
+			}
+			q.writeJSON(code, table)
+			return
+		}
+	}
+	if wantsYAML(accept) {
+		b, err := yamlEncode(obj)
+		if err == nil {
+			q.ev.ResponseStatus = successStatus(code)
+			q.w.Header().Set("Content-Type", "application/yaml")
+			q.w.WriteHeader(code)
+			q.w.Write(b)
+			return
+		}
+	}
+	q.writeJSON(code, obj)
+}
+
+func successStatus(code int) *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusSuccess, Code: int32(code)}
+}
+
+func notAcceptable() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: application/json, application/yaml",
+	}}
+}
+
+func yamlEncode(obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	ser := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, serializerjson.SerializerOptions{Yaml: true})
+	if err := ser.Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

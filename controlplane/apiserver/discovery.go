@@ -1,0 +1,211 @@
+package apiserver
+
+import (
+	"mime"
+	"net/http"
+	"runtime"
+	"strings"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// aggregatedDiscoveryType is the media type of aggregated discovery v2.
+const aggregatedDiscoveryType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// serveNonResource serves discovery, /version and OpenAPI.
+func (q *request) serveNonResource() {
+	path := strings.TrimSuffix(q.info.Path, "/")
+	if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
+		q.fail("", errMethodNotAllowed(q.r.Method))
+		return
+	}
+	switch {
+	case path == "/version":
+		q.writeJSON(http.StatusOK, versionInfo())
+	case path == "/api":
+		if wantsAggregated(q.r.Header.Get("Accept")) {
+			q.writeAggregated(q.s.aggregated(true))
+			return
+		}
+		q.writeJSON(http.StatusOK, &metav1.APIVersions{
+			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: q.r.Host}},
+		})
+	case path == "/apis":
+		if wantsAggregated(q.r.Header.Get("Accept")) {
+			q.writeAggregated(q.s.aggregated(false))
+			return
+		}
+		q.writeJSON(http.StatusOK, q.s.groupList())
+	case path == "/api/v1":
+		q.writeJSON(http.StatusOK, q.s.resourceList(schema.GroupVersion{Version: "v1"}))
+	case strings.HasPrefix(path, "/apis/"):
+		parts := splitPath(path)
+		switch len(parts) {
+		case 2:
+			for _, g := range q.s.groupList().Groups {
+				if g.Name == parts[1] {
+					g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+					q.writeJSON(http.StatusOK, &g)
+					return
+				}
+			}
+		case 3:
+			gv := schema.GroupVersion{Group: parts[1], Version: parts[2]}
+			if containsGV(q.s.groups, gv) {
+				q.writeJSON(http.StatusOK, q.s.resourceList(gv))
+				return
+			}
+		}
+		q.fail("", errNoRoute())
+	case strings.HasPrefix(path, "/openapi/"):
+		q.ev.ResponseStatus = successStatus(http.StatusOK)
+		q.s.openapi.ServeHTTP(q.w, q.r)
+	default:
+		q.fail("", errNoRoute())
+	}
+}
+
+func errMethodNotAllowed(method string) error {
+	return apiStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
+}
+
+// versionInfo is what /version answers.
+func versionInfo() *version.Info {
+	return &version.Info{
+		Major: "1", Minor: "32", GitVersion: GitVersion, GitTreeState: "clean",
+		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
+		Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
+
+// wantsAggregated reports whether the client asked for aggregated discovery v2.
+func wantsAggregated(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || mt != "application/json" {
+			continue
+		}
+		if params["g"] == "apidiscovery.k8s.io" && params["v"] == "v2" && params["as"] == "APIGroupDiscoveryList" {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *request) writeAggregated(list *apidiscoveryv2.APIGroupDiscoveryList) {
+	q.writeJSON(http.StatusOK, list)
+	q.w.Header().Set("Content-Type", aggregatedDiscoveryType)
+}
+
+// groupList is /apis: every named group.
+func (s *Server) groupList() *metav1.APIGroupList {
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	for _, gv := range s.groups {
+		if gv.Group == "" {
+			continue
+		}
+		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+		found := false
+		for i := range list.Groups {
+			if list.Groups[i].Name == gv.Group {
+				list.Groups[i].Versions = append(list.Groups[i].Versions, v)
+				found = true
+			}
+		}
+		if !found {
+			list.Groups = append(list.Groups, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
+		}
+	}
+	return list
+}
+
+// resourceList is /api/v1 or /apis/<group>/<version>.
+func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
+	for _, res := range s.resources {
+		if res.GroupVersion() != gv {
+			continue
+		}
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.GVK.Kind,
+			Verbs: res.Verbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			StorageVersionHash: storageVersionHash(res),
+		})
+		for _, sub := range res.Subresources {
+			r := metav1.APIResource{Name: res.Resource + "/" + sub.Name, Namespaced: res.Namespaced, Kind: res.GVK.Kind, Verbs: sub.Verbs}
+			if !sub.Kind.Empty() {
+				r.Group, r.Version, r.Kind = sub.Kind.Group, sub.Kind.Version, sub.Kind.Kind
+			}
+			list.APIResources = append(list.APIResources, r)
+		}
+	}
+	return list
+}
+
+// aggregated is aggregated discovery v2 for /api (core) or /apis.
+func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
+	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
+	for _, gv := range s.groups {
+		if (gv.Group == "") != core {
+			continue
+		}
+		vd := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+		for _, res := range s.resources {
+			if res.GroupVersion() != gv {
+				continue
+			}
+			scope := apidiscoveryv2.ScopeCluster
+			if res.Namespaced {
+				scope = apidiscoveryv2.ScopeNamespace
+			}
+			rd := apidiscoveryv2.APIResourceDiscovery{
+				Resource: res.Resource, SingularResource: res.Singular, Scope: scope, Verbs: res.Verbs,
+				ShortNames: res.ShortNames, Categories: res.Categories,
+				ResponseKind: &metav1.GroupVersionKind{Group: res.GVK.Group, Version: res.GVK.Version, Kind: res.GVK.Kind},
+			}
+			for _, sub := range res.Subresources {
+				kind := res.GVK
+				if !sub.Kind.Empty() {
+					kind = sub.Kind
+				}
+				rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+					Subresource: sub.Name, Verbs: sub.Verbs,
+					ResponseKind: &metav1.GroupVersionKind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind},
+				})
+			}
+			vd.Resources = append(vd.Resources, rd)
+		}
+		placed := false
+		for i := range list.Items {
+			if list.Items[i].Name == gv.Group {
+				list.Items[i].Versions = append(list.Items[i].Versions, vd)
+				placed = true
+			}
+		}
+		if !placed {
+			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: gv.Group}, Versions: []apidiscoveryv2.APIVersionDiscovery{vd}})
+		}
+	}
+	return list
+}
+
+// storageVersionHash is a stable hash of a resource's storage identity, as
+// discovery publishes it.
+func storageVersionHash(res *resource) string {
+	h := uint64(14695981039346656037)
+	for _, b := range []byte(res.GVK.String() + "/" + res.Resource) {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"
+	out := make([]byte, 11)
+	for i := range out {
+		out[i] = alphabet[h%64]
+		h /= 64
+	}
+	return string(out)
+}

@@ -1,0 +1,104 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/scheme"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+)
+
+var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+
+// patch serves PATCH on an object or a subresource view of it.
+func (q *request) patch(v *view) error {
+	q.enter(stageDecoding)
+	mediaType, _, err := mime.ParseMediaType(q.r.Header.Get("Content-Type"))
+	if err != nil {
+		return unsupportedMediaType(q.r.Header.Get("Content-Type"), patchTypes...)
+	}
+	pt := types.PatchType(mediaType)
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	default:
+		// Server-side apply (application/apply-patch+yaml) is not served.
+		return unsupportedMediaType(mediaType, patchTypes...)
+	}
+	body, err := q.readBody()
+	if err != nil {
+		return err
+	}
+	if !json.Valid(body) {
+		return apierrors.NewBadRequest("error decoding patch: invalid JSON document")
+	}
+	var jp jsonpatch.Patch
+	if pt == types.JSONPatchType {
+		if jp, err = jsonpatch.DecodePatch(body); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	}
+	q.recordObject(body)
+	kind := v.kind(q.res)
+	result, err := q.update(q.info.Name, admission.Update, func(cur runtime.Object) (runtime.Object, error) {
+		curView := v.get(q.res, cur)
+		curJSON, err := json.Marshal(curView)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		patched, err := applyPatch(pt, jp, curJSON, body, kind)
+		if err != nil {
+			return nil, err
+		}
+		in, _, err := q.decodeWith(strictJSON, patched, kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.checkNameAndNamespace(in); err != nil {
+			return nil, err
+		}
+		if err := q.checkResourceVersion(in, curView); err != nil {
+			return nil, err
+		}
+		return v.merge(q.res, cur, in)
+	}, nil)
+	if err != nil {
+		return err
+	}
+	return q.answerWrite(v, result)
+}
+
+// applyPatch applies a patch document to the current JSON of an object.
+func applyPatch(pt types.PatchType, jp jsonpatch.Patch, cur, patch []byte, kind schema.GroupVersionKind) ([]byte, error) {
+	switch pt {
+	case types.JSONPatchType:
+		out, err := jp.Apply(cur)
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return out, nil
+	case types.MergePatchType:
+		out, err := jsonpatch.MergePatch(cur, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	default:
+		typed, err := scheme.Scheme.New(kind)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out, err := strategicpatch.StrategicMergePatch(cur, patch, typed)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,358 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// Pipeline stage names recorded in pipeline.glassplane.io/stages.
+const (
+	stageAuthentication = "authentication"
+	stageAuthorization  = "authorization"
+	stageDecoding       = "decoding"
+	stageAdmission      = "admission"
+	stageEtcd           = "etcd"
+)
+
+// request is one API request on its way through the pipeline.
+type request struct {
+	s    *Server
+	w    *statusWriter
+	r    *http.Request
+	ctx  context.Context
+	info *RequestInfo
+	res  *resource
+	user *auth.User
+	ev   *audit.Event
+	// stages are the pipeline stages entered, in order.
+	stages []string
+	// audited is set once the event was added to the ring.
+	audited bool
+	// tableColumnsSent is set once a watch sent its table's columns.
+	tableColumnsSent bool
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) newRequest(w http.ResponseWriter, r *http.Request) *request {
+	ev := audit.NewEvent()
+	ev.Level = audit.LevelMetadata
+	ev.AuditID = types.UID(r.Header.Get("Audit-ID"))
+	if ev.AuditID == "" {
+		ev.AuditID = uuid.NewUUID()
+	}
+	now := metav1.NewMicroTime(time.Now())
+	ev.RequestReceivedTimestamp = now
+	ev.StageTimestamp = now
+	ev.Stage = audit.StageRequestReceived
+	ev.RequestURI = r.URL.RequestURI()
+	ev.UserAgent = r.UserAgent()
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		ev.SourceIPs = []string{host}
+	}
+	w.Header().Set("Audit-Id", string(ev.AuditID))
+	return &request{s: s, w: &statusWriter{ResponseWriter: w}, r: r, ctx: r.Context(), ev: ev}
+}
+
+// serve runs the pipeline: authentication, authorization, then the handler.
+func (q *request) serve() {
+	q.info = parseRequestInfo(q.r)
+	q.ev.Verb = q.info.Verb
+	if q.info.IsResourceRequest {
+		q.ev.ObjectRef = &audit.ObjectReference{
+			Resource: q.info.Resource, Namespace: q.info.Namespace, Name: q.info.Name,
+			APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Subresource: q.info.Subresource,
+		}
+	}
+	if !q.authenticate() || !q.authorize() {
+		return
+	}
+	if !q.info.IsResourceRequest {
+		q.serveNonResource()
+		return
+	}
+	q.res = q.s.lookup(q.info)
+	if q.res == nil {
+		q.fail("", errNoRoute())
+		return
+	}
+	if !q.res.Namespaced {
+		q.info.Namespace = ""
+		q.ev.ObjectRef.Namespace = ""
+	}
+	if err := q.serveResource(); err != nil {
+		q.fail("", err)
+	}
+}
+
+// errNoRoute is kube-apiserver's answer for a path it does not serve.
+func errNoRoute() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+func (q *request) authenticate() bool {
+	q.enter(stageAuthentication)
+	if q.info.Path == "/version" {
+		q.user = &auth.User{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+	}
+	u, err := q.s.authn.Authenticate(q.r)
+	switch {
+	case err == nil:
+		q.user = u
+	case q.user != nil:
+	default:
+		if !errors.Is(err, auth.ErrNoIdentity) {
+			q.s.log.Debug("authentication failed", "path", q.info.Path, "err", err)
+		}
+		q.fail(stageAuthentication, apierrors.NewUnauthorized("Unauthorized"))
+		return false
+	}
+	q.ev.User = audit.UserInfo{Username: q.user.Name, UID: q.user.UID, Groups: q.user.Groups}
+	if q.user.Authenticator != "" {
+		q.ev.Annotations[audit.AnnotationAuthenticator] = q.user.Authenticator
+	}
+	q.ctx = auth.WithUser(q.ctx, q.user)
+	return true
+}
+
+func (q *request) authorize() bool {
+	if q.info.Path == "/version" {
+		return true
+	}
+	q.enter(stageAuthorization)
+	attrs := auth.Attributes{
+		User: q.user, Verb: q.info.Verb, ResourceRequest: q.info.IsResourceRequest, Path: q.info.Path,
+		APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Namespace: q.info.Namespace,
+		Resource: q.info.Resource, Subresource: q.info.Subresource, Name: q.info.Name,
+	}
+	decision, reason, err := q.s.authz.Authorize(q.ctx, attrs)
+	if err != nil {
+		q.fail(stageAuthorization, apierrors.NewInternalError(err))
+		return false
+	}
+	q.ev.Annotations[audit.AnnotationDecision] = decision.String()
+	if reason != "" {
+		q.ev.Annotations[audit.AnnotationReason] = reason
+	}
+	if decision == auth.DecisionAllow {
+		return true
+	}
+	q.fail(stageAuthorization, forbidden(attrs, reason))
+	return false
+}
+
+// forbidden builds Kubernetes' 403 text for a denied request.
+func forbidden(a auth.Attributes, reason string) error {
+	var msg string
+	if !a.ResourceRequest {
+		msg = fmt.Sprintf("User %q cannot %s path %q", a.User.Name, a.Verb, a.Path)
+	} else {
+		resource := a.Resource
+		if a.Subresource != "" {
+			resource += "/" + a.Subresource
+		}
+		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", a.User.Name, a.Verb, resource, a.APIGroup)
+		if a.Namespace != "" {
+			msg += fmt.Sprintf(" in the namespace %q", a.Namespace)
+		} else {
+			msg += " at the cluster scope"
+		}
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: msg,
+		Details: &metav1.StatusDetails{Name: a.Name, Group: a.APIGroup, Kind: a.Resource},
+	}}
+}
+
+// enter records that the request reached a pipeline stage.
+func (q *request) enter(stage string) {
+	if len(q.stages) > 0 && q.stages[len(q.stages)-1] == stage {
+		return
+	}
+	q.stages = append(q.stages, stage)
+}
+
+// fail answers err as a Status. stage names the pipeline stage that refused
+// the request ("" means the stage entered last).
+func (q *request) fail(stage string, err error) {
+	status := toStatus(err)
+	if status.Code >= 500 {
+		q.s.log.Error("API request failed", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
+	}
+	if stage == "" && len(q.stages) > 0 {
+		stage = q.stages[len(q.stages)-1]
+	}
+	if stage != "" {
+		q.enter(stage)
+		q.ev.Annotations[audit.AnnotationFailedStage] = stage
+	}
+	if q.w.code != 0 {
+		return
+	}
+	q.writeJSON(int(status.Code), status)
+}
+
+// toStatus turns any error into a Status as kube-apiserver would answer it.
+func toStatus(err error) *metav1.Status {
+	var serr apierrors.APIStatus
+	if errors.As(err, &serr) {
+		st := serr.Status()
+		st.Kind, st.APIVersion = "Status", "v1"
+		if st.Code == 0 {
+			st.Code = http.StatusInternalServerError
+		}
+		return &st
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		st := apierrors.NewTimeoutError("request did not complete within the allowed duration", 0).ErrStatus
+		st.Kind, st.APIVersion = "Status", "v1"
+		return &st
+	case errors.Is(err, storage.ErrCompacted):
+		st := apierrors.NewResourceExpired(err.Error()).ErrStatus
+		st.Kind, st.APIVersion = "Status", "v1"
+		return &st
+	}
+	st := apierrors.NewInternalError(err).ErrStatus
+	st.Kind, st.APIVersion = "Status", "v1"
+	return &st
+}
+
+// writeJSON answers obj as JSON with code.
+func (q *request) writeJSON(code int, obj any) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		q.s.log.Error("failed to encode response", "type", fmt.Sprintf("%T", obj), "err", err)
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(toStatus(apierrors.NewInternalError(err)))
+	}
+	if st, ok := obj.(*metav1.Status); ok {
+		q.ev.ResponseStatus = st
+	} else {
+		q.ev.ResponseStatus = &metav1.Status{Status: metav1.StatusSuccess, Code: int32(code)}
+	}
+	q.w.Header().Set("Content-Type", "application/json")
+	q.w.Header().Set("Cache-Control", "no-cache, private")
+	q.w.WriteHeader(code)
+	q.w.Write(b)
+}
+
+// writeObject answers a runtime object (typed, with its apiVersion and kind).
+func (q *request) writeObject(code int, obj runtime.Object) {
+	q.respond(code, obj)
+}
+
+// recordObject keeps the request object in the audit event at level Request.
+func (q *request) recordObject(raw []byte) {
+	if q.res != nil && q.res.Resource == "secrets" {
+		return
+	}
+	if len(raw) > 64<<10 {
+		return
+	}
+	q.ev.Level = audit.LevelRequest
+	q.ev.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+}
+
+// recordAdmission writes each admission step into the audit annotations.
+func (q *request) recordAdmission(steps []admission.Step) {
+	for _, st := range steps {
+		val := st.Patch
+		if st.Error != "" {
+			val = "error: " + st.Error
+		}
+		if val == "" {
+			val = st.Phase
+		}
+		q.ev.Annotations[audit.AnnotationAdmissionPrefix+st.Plugin] = val
+	}
+}
+
+// recordWrite notes the etcd key, revision and size written.
+func (q *request) recordWrite(key string, rev int64, size int) {
+	q.ev.Annotations[audit.AnnotationEtcdKey] = key
+	q.ev.Annotations[audit.AnnotationEtcdRevision] = strconv.FormatInt(rev, 10)
+	q.ev.Annotations[audit.AnnotationEtcdValueSize] = strconv.Itoa(size)
+}
+
+// auditStarted records the event at ResponseStarted (for watches).
+func (q *request) auditStarted() {
+	q.ev.Stage = audit.StageResponseStarted
+	q.ev.StageTimestamp = metav1.NewMicroTime(time.Now())
+	q.ev.Annotations[audit.AnnotationStages] = strings.Join(q.stages, ",")
+	ev := *q.ev
+	ev.Annotations = make(map[string]string, len(q.ev.Annotations))
+	for k, v := range q.ev.Annotations {
+		ev.Annotations[k] = v
+	}
+	q.s.audit.Add(&ev)
+	q.audited = true
+}
+
+// finish records the event at ResponseComplete.
+func (q *request) finish() {
+	if q.audited {
+		return
+	}
+	if q.ev.Stage != audit.StagePanic {
+		q.ev.Stage = audit.StageResponseComplete
+	}
+	q.ev.StageTimestamp = metav1.NewMicroTime(time.Now())
+	if len(q.stages) > 0 {
+		q.ev.Annotations[audit.AnnotationStages] = strings.Join(q.stages, ",")
+	}
+	if q.ev.ResponseStatus == nil {
+		code := q.w.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		q.ev.ResponseStatus = &metav1.Status{Code: int32(code)}
+	}
+	q.s.audit.Add(q.ev)
+}

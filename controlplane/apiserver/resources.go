@@ -1,0 +1,251 @@
+package apiserver
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
+)
+
+// Verbs a resource serves, as discovery lists them.
+var (
+	verbsAll     = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	verbsStatus  = []string{"get", "patch", "update"}
+	verbsBinding = []string{"create"}
+)
+
+// resource is one entry of the registry table: everything the generic
+// handlers need to serve a Kubernetes resource.
+type resource struct {
+	GVK        schema.GroupVersionKind
+	Resource   string
+	Singular   string
+	ShortNames []string
+	Namespaced bool
+	Categories []string
+	Verbs      []string
+	// StorageResource is the key segment under /registry/ (Kubernetes'
+	// layout: "minions" for nodes, "services/specs" for services).
+	StorageResource string
+	// Subresources served below an object's path.
+	Subresources []*subresource
+	// TracksGeneration bumps metadata.generation on spec changes.
+	TracksGeneration bool
+	// HasStatus means the main resource ignores status changes and the
+	// status subresource ignores everything else.
+	HasStatus bool
+	// AllowCreateOnUpdate lets PUT create a missing object.
+	AllowCreateOnUpdate bool
+	// ReturnDeletedObject answers a final delete with the object rather than
+	// a Success Status.
+	ReturnDeletedObject bool
+	// FieldLabels adds resource-specific field selector labels to
+	// metadata.name and metadata.namespace.
+	FieldLabels func(obj runtime.Object) fields.Set
+}
+
+// GroupVersion returns the resource's group version.
+func (r *resource) GroupVersion() schema.GroupVersion { return r.GVK.GroupVersion() }
+
+// GroupResource returns the resource's group resource, as errors name it.
+func (r *resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GVK.Group, Resource: r.Resource}
+}
+
+// GroupVersionResource returns the resource's group version resource.
+func (r *resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GVK.GroupVersion().WithResource(r.Resource)
+}
+
+// New returns an empty object of the resource's kind.
+func (r *resource) New() runtime.Object {
+	obj, err := scheme.Scheme.New(r.GVK)
+	if err != nil {
+		panic(fmt.Sprintf("kind %s is not in client-go's scheme: %v", r.GVK, err))
+	}
+	return obj
+}
+
+// NewList returns an empty list of the resource's kind.
+func (r *resource) NewList() runtime.Object {
+	obj, err := scheme.Scheme.New(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
+	if err != nil {
+		panic(fmt.Sprintf("kind %sList is not in client-go's scheme: %v", r.GVK.Kind, err))
+	}
+	return obj
+}
+
+// subresource returns the named subresource, or nil.
+func (r *resource) subresource(name string) *subresource {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return sub
+		}
+	}
+	return nil
+}
+
+// fieldSet returns the fields a field selector may match on obj.
+func (r *resource) fieldSet(obj runtime.Object) fields.Set {
+	set := fields.Set{}
+	if r.FieldLabels != nil {
+		set = r.FieldLabels(obj)
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		set["metadata.name"] = m.GetName()
+		if r.Namespaced {
+			set["metadata.namespace"] = m.GetNamespace()
+		}
+	}
+	return set
+}
+
+// supportsField reports whether a field selector may name label.
+func (r *resource) supportsField(label string) bool {
+	if label == "metadata.name" || (label == "metadata.namespace" && r.Namespaced) {
+		return true
+	}
+	if r.FieldLabels == nil {
+		return false
+	}
+	_, ok := r.FieldLabels(r.New())[label]
+	return ok
+}
+
+// openAPI describes the resource for the OpenAPI service.
+func (r *resource) openAPI() openapi.Resource {
+	out := openapi.Resource{Group: r.GVK.Group, Version: r.GVK.Version, Kind: r.GVK.Kind, Resource: r.Resource, Namespaced: r.Namespaced, Verbs: r.Verbs}
+	for _, sub := range r.Subresources {
+		s := openapi.Subresource{Name: sub.Name, Verbs: sub.Verbs}
+		if sub.Kind != (schema.GroupVersionKind{}) {
+			s.Group, s.Version, s.Kind = sub.Kind.Group, sub.Kind.Version, sub.Kind.Kind
+		}
+		out.Subresources = append(out.Subresources, s)
+	}
+	return out
+}
+
+// newResources returns the registry table.
+func newResources() []*resource {
+	core := func(kind string) schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind(kind) }
+	apps := func(kind string) schema.GroupVersionKind { return appsv1.SchemeGroupVersion.WithKind(kind) }
+	return []*resource{
+		{
+			GVK: core("Namespace"), Resource: "namespaces", Singular: "namespace", ShortNames: []string{"ns"},
+			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, StorageResource: "namespaces",
+			HasStatus: true, ReturnDeletedObject: true,
+			Subresources: []*subresource{statusSubresource(), finalizeSubresource()},
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				ns := obj.(*corev1.Namespace)
+				return fields.Set{"status.phase": string(ns.Status.Phase)}
+			},
+		},
+		{
+			GVK: core("Node"), Resource: "nodes", Singular: "node", ShortNames: []string{"no"},
+			Verbs: verbsAll, StorageResource: "minions", HasStatus: true,
+			Subresources: []*subresource{statusSubresource()},
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				n := obj.(*corev1.Node)
+				return fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)}
+			},
+		},
+		{
+			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
+			Subresources: []*subresource{statusSubresource(), bindingSubresource()},
+			FieldLabels:  podFields,
+		},
+		{
+			GVK: core("Service"), Resource: "services", Singular: "service", ShortNames: []string{"svc"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+			StorageResource: "services/specs", HasStatus: true,
+			Subresources: []*subresource{statusSubresource()},
+		},
+		{
+			GVK: core("Endpoints"), Resource: "endpoints", Singular: "endpoints", ShortNames: []string{"ep"}, Namespaced: true,
+			Verbs: verbsAll, StorageResource: "services/endpoints", AllowCreateOnUpdate: true,
+		},
+		{
+			GVK: core("ConfigMap"), Resource: "configmaps", Singular: "configmap", ShortNames: []string{"cm"}, Namespaced: true,
+			Verbs: verbsAll, StorageResource: "configmaps",
+		},
+		{
+			GVK: core("Secret"), Resource: "secrets", Singular: "secret", Namespaced: true,
+			Verbs: verbsAll, StorageResource: "secrets",
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
+			},
+		},
+		{
+			GVK: core("ServiceAccount"), Resource: "serviceaccounts", Singular: "serviceaccount", ShortNames: []string{"sa"}, Namespaced: true,
+			Verbs: verbsAll, StorageResource: "serviceaccounts",
+		},
+		{
+			GVK: core("Event"), Resource: "events", Singular: "event", ShortNames: []string{"ev"}, Namespaced: true,
+			Verbs: verbsAll, StorageResource: "events", AllowCreateOnUpdate: true,
+			FieldLabels: eventFields,
+		},
+		{
+			GVK: coordinationv1.SchemeGroupVersion.WithKind("Lease"), Resource: "leases", Singular: "lease", Namespaced: true,
+			Verbs: verbsAll, StorageResource: "leases",
+		},
+		{
+			GVK: apps("Deployment"), Resource: "deployments", Singular: "deployment", ShortNames: []string{"deploy"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "deployments", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
+		},
+		{
+			GVK: apps("ReplicaSet"), Resource: "replicasets", Singular: "replicaset", ShortNames: []string{"rs"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "replicasets", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"status.replicas": strconv.Itoa(int(obj.(*appsv1.ReplicaSet).Status.Replicas))}
+			},
+		},
+	}
+}
+
+func podFields(obj runtime.Object) fields.Set {
+	p := obj.(*corev1.Pod)
+	set := fields.Set{
+		"spec.nodeName":           p.Spec.NodeName,
+		"spec.restartPolicy":      string(p.Spec.RestartPolicy),
+		"spec.schedulerName":      p.Spec.SchedulerName,
+		"spec.serviceAccountName": p.Spec.ServiceAccountName,
+		"spec.hostNetwork":        strconv.FormatBool(p.Spec.HostNetwork),
+		"status.phase":            string(p.Status.Phase),
+		"status.podIP":            p.Status.PodIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+	return set
+}
+
+func eventFields(obj runtime.Object) fields.Set {
+	e := obj.(*corev1.Event)
+	source := e.Source.Component
+	if source == "" {
+		source = e.ReportingController
+	}
+	return fields.Set{
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         source,
+		"type":                           e.Type,
+	}
+}

@@ -1,0 +1,232 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
+	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+const (
+	// DefaultMaxRequestBodyBytes is kube-apiserver's limit on request bodies.
+	DefaultMaxRequestBodyBytes = 3 << 20
+	// GitVersion is what /version reports; kubectl's version skew check
+	// compares its minor version with its own.
+	GitVersion = "v1.32.0-glassplane"
+)
+
+// Config is what the API server needs.
+type Config struct {
+	Store *storage.Store
+	Audit *audit.Ring
+	// Admission runs before every write; nil means admission.NewDefaultChain
+	// over the store's namespaces (defaulting, NamespaceLifecycle, validation).
+	Admission *admission.Chain
+	// ClientCA verifies client certificates the TLS layer did not verify.
+	ClientCA *x509.CertPool
+	// Authenticator overrides the x509 client certificate authenticator.
+	Authenticator auth.Authenticator
+	// Authorizer decides every request; nil allows every authenticated user.
+	Authorizer          auth.Authorizer
+	Logger              *slog.Logger
+	MaxRequestBodyBytes int64
+}
+
+// Server serves the Kubernetes REST API over a storage.Store.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	store     *storage.Store
+	audit     *audit.Ring
+	admission *admission.Chain
+	authn     auth.Authenticator
+	authz     auth.Authorizer
+	openapi   http.Handler
+	resources []*resource
+	// byPath finds a resource by group, version and plural name.
+	byPath map[schema.GroupVersionResource]*resource
+	// groups lists the served group versions in discovery order.
+	groups []schema.GroupVersion
+}
+
+// New builds the API server. It validates the resource table and builds the
+// OpenAPI documents once.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("failed to create the API server: no store")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Audit == nil {
+		cfg.Audit = audit.NewRing(0)
+	}
+	if cfg.MaxRequestBodyBytes <= 0 {
+		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		audit:     cfg.Audit,
+		admission: cfg.Admission,
+		authn:     cfg.Authenticator,
+		authz:     cfg.Authorizer,
+		resources: newResources(),
+		byPath:    map[schema.GroupVersionResource]*resource{},
+	}
+	if s.admission == nil {
+		s.admission = admission.NewDefaultChain(namespaceLister{s})
+	}
+	if s.authn == nil {
+		s.authn = &auth.X509{ClientCA: cfg.ClientCA}
+	}
+	if s.authz == nil {
+		s.authz = auth.AlwaysAllowAuthenticated{}
+	}
+	var described []openapi.Resource
+	for _, res := range s.resources {
+		s.byPath[res.GroupVersionResource()] = res
+		gv := res.GroupVersion()
+		if !containsGV(s.groups, gv) {
+			s.groups = append(s.groups, gv)
+		}
+		described = append(described, res.openAPI())
+	}
+	svc, err := openapi.NewService(described)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the OpenAPI documents: %w", err)
+	}
+	s.openapi = svc.Handler()
+	return s, nil
+}
+
+func containsGV(list []schema.GroupVersion, gv schema.GroupVersion) bool {
+	for _, x := range list {
+		if x == gv {
+			return true
+		}
+	}
+	return false
+}
+
+// Register mounts every API route on e.
+func (s *Server) Register(e *echo.Echo) {
+	h := echo.WrapHandler(s)
+	for _, path := range []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/openapi/v2", "/openapi/v3", "/openapi/v3/*"} {
+		e.Any(path, h)
+	}
+}
+
+// Bootstrap creates the namespaces every cluster has (default, kube-system,
+// kube-public, kube-node-lease) when they are missing.
+func (s *Server) Bootstrap(ctx context.Context) error {
+	select {
+	case <-s.store.Ready():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	res := s.byPath[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		prepareForCreate(res, ns)
+		if _, err := s.admission.Run(ctx, &admission.Attributes{
+			Operation: admission.Create, Resource: res.GroupVersionResource(), Kind: res.GVK, Name: name, Object: ns,
+			UserName: "system:apiserver", UserGroups: []string{auth.GroupMasters},
+		}); err != nil {
+			return fmt.Errorf("failed to admit namespace %q: %w", name, err)
+		}
+		_, err := s.createInStore(ctx, res, ns)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create namespace %q: %w", name, err)
+		}
+		if err == nil {
+			s.log.Info("created namespace", "namespace", name)
+		}
+	}
+	return nil
+}
+
+// ServeHTTP serves one API request: it authenticates, authorizes, serves and
+// records the audit event.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz", "/livez":
+		writeText(w, http.StatusOK, "ok")
+		return
+	case "/readyz":
+		s.serveReadyz(w)
+		return
+	}
+	req := s.newRequest(w, r)
+	defer req.finish()
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving API request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			req.ev.Stage = audit.StagePanic
+			req.fail("", apierrors.NewInternalError(fmt.Errorf("panic: %v", v)))
+		}
+	}()
+	req.serve()
+}
+
+func (s *Server) serveReadyz(w http.ResponseWriter) {
+	select {
+	case <-s.store.Ready():
+		writeText(w, http.StatusOK, "ok")
+	default:
+		writeText(w, http.StatusInternalServerError, "[-]etcd not ready\nreadyz check failed")
+	}
+}
+
+func writeText(w http.ResponseWriter, code int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprint(w, text)
+}
+
+// lookup finds the resource a request names.
+func (s *Server) lookup(info *RequestInfo) *resource {
+	return s.byPath[schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}]
+}
+
+// resourceFor finds a served resource by group and plural name.
+func (s *Server) resourceFor(gvr schema.GroupVersionResource) *resource { return s.byPath[gvr] }
+
+// namespaceLister reads namespace phases from storage for NamespaceLifecycle.
+type namespaceLister struct{ s *Server }
+
+// GetNamespacePhase implements admission.NamespaceLister.
+func (l namespaceLister) GetNamespacePhase(ctx context.Context, name string) (corev1.NamespacePhase, bool, error) {
+	res := l.s.byPath[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	obj, err := l.s.getFromStore(ctx, res, "", name)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return obj.(*corev1.Namespace).Status.Phase, true, nil
+}
+
+// requestTimeout is how long a non-watch request may take.
+const requestTimeout = 60 * time.Second

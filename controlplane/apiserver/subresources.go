@@ -1,0 +1,289 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+)
+
+// view is how GET, PUT and PATCH see an object: the object itself, or a
+// subresource of it (status, scale, finalize).
+type view struct {
+	// main is true for the object itself.
+	main bool
+	// bodyKind is the kind of the request and response bodies; zero means
+	// the resource's kind.
+	bodyKind schema.GroupVersionKind
+	// get returns what GET answers for the stored object.
+	get func(res *resource, obj runtime.Object) runtime.Object
+	// merge returns the object to store from the stored one and the
+	// request's body.
+	merge func(res *resource, cur, in runtime.Object) (runtime.Object, error)
+}
+
+func (v *view) kind(res *resource) schema.GroupVersionKind {
+	if v.bodyKind.Empty() {
+		return res.GVK
+	}
+	return v.bodyKind
+}
+
+func identity(_ *resource, obj runtime.Object) runtime.Object { return obj }
+
+// mainView serves the object itself.
+var mainView = &view{
+	main: true,
+	get:  identity,
+	merge: func(res *resource, cur, in runtime.Object) (runtime.Object, error) {
+		prepareForUpdate(res, cur, in)
+		return in, nil
+	},
+}
+
+// subresource is one served subresource of a resource.
+type subresource struct {
+	Name string
+	// Kind is the body kind for discovery and OpenAPI; zero means the
+	// parent's kind.
+	Kind  schema.GroupVersionKind
+	Verbs []string
+	// view serves get, update and patch; nil for binding (create only).
+	view *view
+}
+
+func statusSubresource() *subresource {
+	return &subresource{Name: "status", Verbs: verbsStatus, view: &view{
+		get: identity,
+		merge: func(_ *resource, cur, in runtime.Object) (runtime.Object, error) {
+			prepareForStatusUpdate(cur, in)
+			return in, nil
+		},
+	}}
+}
+
+func finalizeSubresource() *subresource {
+	return &subresource{Name: "finalize", Verbs: []string{"update"}, view: &view{
+		get: identity,
+		merge: func(_ *resource, cur, in runtime.Object) (runtime.Object, error) {
+			ns := cur.(*corev1.Namespace)
+			ns.Spec.Finalizers = in.(*corev1.Namespace).Spec.Finalizers
+			return ns, nil
+		},
+	}}
+}
+
+func bindingSubresource() *subresource {
+	return &subresource{Name: "binding", Kind: corev1.SchemeGroupVersion.WithKind("Binding"), Verbs: verbsBinding}
+}
+
+var scaleKind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+func scaleSubresource() *subresource {
+	return &subresource{Name: "scale", Kind: scaleKind, Verbs: verbsStatus, view: &view{
+		bodyKind: scaleKind,
+		get:      toScale,
+		merge: func(res *resource, cur, in runtime.Object) (runtime.Object, error) {
+			scale := in.(*autoscalingv1.Scale)
+			if scale.Spec.Replicas < 0 {
+				return nil, apierrors.NewInvalid(scaleKind.GroupKind(), scale.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0")})
+			}
+			next := cur.DeepCopyObject()
+			replicas := scale.Spec.Replicas
+			switch o := next.(type) {
+			case *appsv1.Deployment:
+				o.Spec.Replicas = &replicas
+			case *appsv1.ReplicaSet:
+				o.Spec.Replicas = &replicas
+			default:
+				return nil, fmt.Errorf("failed to scale %T: not scalable", next)
+			}
+			prepareForUpdate(res, cur, next)
+			return next, nil
+		},
+	}}
+}
+
+// toScale returns the autoscaling/v1 Scale of a deployment or replica set.
+func toScale(_ *resource, obj runtime.Object) runtime.Object {
+	var spec, status int32 = 1, 0
+	var selector *metav1.LabelSelector
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, selector = o.Status.Replicas, o.Spec.Selector
+	case *appsv1.ReplicaSet:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, selector = o.Status.Replicas, o.Spec.Selector
+	}
+	m, _ := meta.Accessor(obj)
+	scale := &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp(),
+		},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: spec},
+		Status: autoscalingv1.ScaleStatus{Replicas: status},
+	}
+	scale.SetGroupVersionKind(scaleKind)
+	if selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(selector); err == nil {
+			scale.Status.Selector = sel.String()
+		}
+	}
+	return scale
+}
+
+// serveResource dispatches a resource request by verb and subresource.
+func (q *request) serveResource() error {
+	if q.info.Name == "" && q.res.Namespaced && q.info.Namespace == "" && q.info.Verb != "list" && q.info.Verb != "watch" {
+		return errNoRoute()
+	}
+	if q.info.Subresource == "" {
+		if q.info.Verb != "" && !containsVerb(q.res.Verbs, q.info.Verb) {
+			return apierrors.NewMethodNotSupported(q.res.GroupResource(), q.info.Verb)
+		}
+		switch q.info.Verb {
+		case "get":
+			return q.get()
+		case "list":
+			return q.list()
+		case "watch":
+			return q.watch()
+		case "create":
+			if q.info.Name != "" {
+				return apierrors.NewMethodNotSupported(q.res.GroupResource(), "create")
+			}
+			return q.create()
+		case "update":
+			return q.put(mainView)
+		case "patch":
+			return q.patch(mainView)
+		case "delete":
+			return q.delete()
+		case "deletecollection":
+			return q.deleteCollection()
+		}
+		return apierrors.NewMethodNotSupported(q.res.GroupResource(), q.r.Method)
+	}
+	sub := q.res.subresource(q.info.Subresource)
+	if sub == nil || len(q.info.Parts) > 3 {
+		return errNoRoute()
+	}
+	gr := schema.GroupResource{Group: q.res.GVK.Group, Resource: q.res.Resource + "/" + sub.Name}
+	if sub.view == nil {
+		if q.info.Verb != "create" {
+			return apierrors.NewMethodNotSupported(gr, q.info.Verb)
+		}
+		return q.bind()
+	}
+	if !containsVerb(sub.Verbs, q.info.Verb) {
+		return apierrors.NewMethodNotSupported(gr, q.info.Verb)
+	}
+	switch q.info.Verb {
+	case "get":
+		obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
+		if err != nil {
+			return err
+		}
+		q.setObjectRef(obj)
+		q.respond(http.StatusOK, sub.view.get(q.res, obj))
+		return nil
+	case "update":
+		return q.put(sub.view)
+	case "patch":
+		return q.patch(sub.view)
+	}
+	return apierrors.NewMethodNotSupported(gr, q.info.Verb)
+}
+
+// bind serves POST pods/<name>/binding: it assigns the pod to a node, as
+// kube-apiserver's BindingREST does.
+func (q *request) bind() error {
+	q.enter(stageDecoding)
+	body, err := q.readBody()
+	if err != nil {
+		return err
+	}
+	in, raw, err := q.decodeBody(body, corev1.SchemeGroupVersion.WithKind("Binding"))
+	if err != nil {
+		return err
+	}
+	q.recordObject(raw)
+	binding := in.(*corev1.Binding)
+	if err := q.checkNameAndNamespace(binding); err != nil {
+		return err
+	}
+	bindingKind := corev1.SchemeGroupVersion.WithKind("Binding").GroupKind()
+	if binding.Target.Name == "" {
+		return apierrors.NewInvalid(bindingKind, binding.Name, field.ErrorList{field.Required(field.NewPath("target", "name"), "")})
+	}
+	if binding.Target.Kind != "" && binding.Target.Kind != "Node" {
+		return apierrors.NewInvalid(bindingKind, binding.Name, field.ErrorList{field.NotSupported(field.NewPath("target", "kind"), binding.Target.Kind, []string{"Node", "<empty>"})})
+	}
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return err
+	}
+	if err := q.admit(admission.Create, binding, nil, dryRun); err != nil {
+		return err
+	}
+	bindingGR := schema.GroupResource{Resource: "pods/binding"}
+	result, err := q.update(binding.Name, "", func(cur runtime.Object) (runtime.Object, error) {
+		pod := cur.(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(bindingGR, pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(bindingGR, pod.Name, fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName))
+		}
+		if uid := binding.UID; uid != "" && uid != pod.UID {
+			return nil, apierrors.NewConflict(bindingGR, pod.Name, errors.New("the UID in the binding does not match the pod's"))
+		}
+		pod.Spec.NodeName = binding.Target.Name
+		for k, v := range binding.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now())})
+		return pod, nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	q.setObjectRef(result.obj)
+	q.writeJSON(http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+	return nil
+}
+
+// setPodCondition replaces or appends a pod condition.
+func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == c.Type {
+			if pod.Status.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = pod.Status.Conditions[i].LastTransitionTime
+			}
+			pod.Status.Conditions[i] = c
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, c)
+}

@@ -1,0 +1,252 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+const (
+	// defaultWatchTimeout is kube-apiserver's --min-request-timeout; a
+	// watch without timeoutSeconds ends after a random time up to twice it.
+	defaultWatchTimeout = 30 * time.Minute
+	// initialEventsAnnotation marks the bookmark that ends the initial
+	// events of a sendInitialEvents watch.
+	initialEventsAnnotation = "k8s.io/initial-events-end"
+)
+
+// bookmarkInterval is how often a watch with allowWatchBookmarks sends a
+// BOOKMARK (kube-apiserver sends them about once a minute).
+var bookmarkInterval = time.Minute
+
+// watchEvent is the JSON shape of metav1.WatchEvent with a typed object.
+type watchEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object any             `json:"object"`
+}
+
+// watchStream writes watch events to the response, one JSON document per
+// event, flushed as it goes.
+type watchStream struct {
+	q     *request
+	table bool
+	// lastRev is the revision of the last event sent.
+	lastRev int64
+}
+
+func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
+	var body any = obj
+	if ws.table && (typ == watch.Added || typ == watch.Modified || typ == watch.Deleted) {
+		t, err := ws.q.toTable(obj)
+		if err != nil {
+			return err
+		}
+		body = t
+	}
+	b, err := json.Marshal(watchEvent{Type: typ, Object: body})
+	if err != nil {
+		return err
+	}
+	if _, err := ws.q.w.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	ws.q.w.Flush()
+	return nil
+}
+
+// bookmark sends a BOOKMARK carrying only rev (and annotations).
+func (ws *watchStream) bookmark(rev int64, annotations map[string]string) error {
+	obj := ws.q.res.New()
+	obj.GetObjectKind().SetGroupVersionKind(ws.q.res.GVK)
+	m, _ := meta.Accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetAnnotations(annotations)
+	b, err := json.Marshal(watchEvent{Type: watch.Bookmark, Object: obj})
+	if err != nil {
+		return err
+	}
+	if _, err := ws.q.w.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	ws.q.w.Flush()
+	return nil
+}
+
+func (q *request) watch() error {
+	query := q.r.URL.Query()
+	sel, err := q.selection()
+	if err != nil {
+		return err
+	}
+	rvParam := query.Get("resourceVersion")
+	match := query.Get("resourceVersionMatch")
+	bookmarks := isTrue(query.Get("allowWatchBookmarks"))
+	var sendInitial *bool
+	if v := query.Get("sendInitialEvents"); v != "" {
+		b := isTrue(v)
+		sendInitial = &b
+	}
+	var startRev int64
+	if rvParam != "" {
+		startRev, err = strconv.ParseInt(rvParam, 10, 64)
+		if err != nil || startRev < 0 {
+			return invalidResourceVersion(rvParam)
+		}
+	}
+	if sendInitial != nil {
+		if match != string(metav1.ResourceVersionMatchNotOlderThan) {
+			return apierrors.NewInvalid(listOptionsKind, "", fieldErrors("resourceVersionMatch", match, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+		}
+		if *sendInitial && !bookmarks {
+			return apierrors.NewInvalid(listOptionsKind, "", fieldErrors("allowWatchBookmarks", false, "sendInitialEvents requires setting allowWatchBookmarks to true"))
+		}
+	} else if match != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch is forbidden for watch"))
+	}
+	timeout := time.Duration(float64(defaultWatchTimeout) * (1 + rand.Float64()))
+	if v := query.Get("timeoutSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", v))
+		}
+		if n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
+	ctx, cancel := context.WithTimeout(q.ctx, timeout)
+	defer cancel()
+
+	prefix := storage.Prefix(q.res.StorageResource, q.info.Namespace)
+	initial := (sendInitial != nil && *sendInitial) || (sendInitial == nil && startRev == 0)
+	var initialObjs []runtime.Object
+	if initial {
+		items, rev, _, _, err := q.listObjects(sel, &listParams{minRevision: startRev})
+		if err != nil {
+			return err
+		}
+		initialObjs, startRev = items, rev
+	} else if startRev == 0 {
+		startRev = q.s.store.Revision()
+	}
+	events, err := q.s.store.Watch(ctx, prefix, startRev)
+	ws := &watchStream{q: q, table: wantsTable(q.r.Header.Get("Accept")), lastRev: startRev}
+	q.w.Header().Set("Content-Type", "application/json")
+	q.w.Header().Set("Cache-Control", "no-cache, private")
+	q.w.Header().Set("Transfer-Encoding", "chunked")
+	q.w.WriteHeader(http.StatusOK)
+	q.ev.ResponseStatus = successStatus(http.StatusOK)
+	q.auditStarted()
+	q.w.Flush()
+	if err != nil {
+		return ws.sendError(q.watchStartError(err, startRev))
+	}
+	for _, obj := range initialObjs {
+		if err := ws.send(watch.Added, obj); err != nil {
+			return nil
+		}
+	}
+	if sendInitial != nil && *sendInitial {
+		if err := ws.bookmark(startRev, map[string]string{initialEventsAnnotation: "true"}); err != nil {
+			return nil
+		}
+	}
+	var tick <-chan time.Time
+	if bookmarks {
+		t := time.NewTicker(bookmarkInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			if err := ws.bookmark(ws.lastRev, nil); err != nil {
+				return nil
+			}
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if err := ws.deliver(sel, ev); err != nil {
+				q.s.log.Debug("watch stream ended", "resource", q.res.Resource, "err", err)
+				return nil
+			}
+		}
+	}
+}
+
+// watchStartError turns a failed storage watch into the Status sent as an
+// ERROR event.
+func (q *request) watchStartError(err error, rev int64) error {
+	switch {
+	case errors.Is(err, storage.ErrCompacted):
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rev, q.s.compactRevision(q.ctx, rev)))
+	case errors.Is(err, storage.ErrFutureRevision):
+		return tooLargeResourceVersion(rev, q.s.store.Revision())
+	}
+	return err
+}
+
+func (ws *watchStream) sendError(err error) error {
+	st := toStatus(err)
+	b, _ := json.Marshal(watchEvent{Type: watch.Error, Object: st})
+	ws.q.w.Write(append(b, '\n'))
+	ws.q.w.Flush()
+	return nil
+}
+
+// deliver converts one storage event into a watch event for this stream,
+// as kube-apiserver's watch cache does for selectors: an object that stops
+// matching is sent as DELETED, one that starts matching as ADDED.
+func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
+	res := ws.q.res
+	cur, err := decodeStored(res, ev.Value, ev.Revision)
+	if err != nil {
+		return err
+	}
+	curMatch := sel.matches(res, cur)
+	prevMatch := false
+	var prev runtime.Object
+	if ev.PrevValue != nil && !ev.Created && ev.Type == storage.EventPut {
+		if prev, err = decodeStored(res, ev.PrevValue, ev.Revision); err == nil {
+			prevMatch = sel.matches(res, prev)
+		}
+	}
+	ws.lastRev = ev.Revision
+	var typ watch.EventType
+	switch {
+	case ev.Type == storage.EventDelete:
+		if !curMatch {
+			return nil
+		}
+		typ = watch.Deleted
+	case ev.Created || ev.PrevValue == nil:
+		if !curMatch {
+			return nil
+		}
+		typ = watch.Added
+	case curMatch && prevMatch:
+		typ = watch.Modified
+	case curMatch:
+		typ = watch.Added
+	case prevMatch:
+		return ws.send(watch.Deleted, prev)
+	default:
+		return nil
+	}
+	return ws.send(typ, cur)
+}

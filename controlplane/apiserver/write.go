@@ -1,0 +1,474 @@
+package apiserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// maxWriteAttempts bounds the compare-and-swap retries of one write.
+const maxWriteAttempts = 16
+
+// dryRun reports whether the request asked for dryRun=All.
+func (q *request) dryRun() (bool, error) {
+	values := q.r.URL.Query()["dryRun"]
+	for _, v := range values {
+		if v != metav1.DryRunAll {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, supported values are: [%q]", v, metav1.DryRunAll))
+		}
+	}
+	return len(values) > 0, nil
+}
+
+// admit runs the admission chain and records its steps; an empty op skips
+// admission (for writes admitted already, such as a binding).
+func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun bool) error {
+	if op == "" {
+		return nil
+	}
+	q.enter(stageAdmission)
+	name := q.info.Name
+	for _, o := range []runtime.Object{obj, old} {
+		if o == nil {
+			continue
+		}
+		if m, err := meta.Accessor(o); err == nil && m.GetName() != "" {
+			name = m.GetName()
+			break
+		}
+	}
+	steps, err := q.s.admission.Run(q.ctx, &admission.Attributes{
+		Operation: op, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: q.res.GVK,
+		Namespace: q.info.Namespace, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
+		UserName: q.user.Name, UserGroups: q.user.Groups,
+	})
+	q.recordAdmission(steps)
+	return err
+}
+
+func (q *request) create() error {
+	if q.info.Namespace == "" && q.res.Namespaced {
+		return errNoRoute()
+	}
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return err
+	}
+	q.enter(stageDecoding)
+	body, err := q.readBody()
+	if err != nil {
+		return err
+	}
+	obj, raw, err := q.decodeBody(body, q.res.GVK)
+	if err != nil {
+		return err
+	}
+	q.recordObject(raw)
+	m, _ := meta.Accessor(obj)
+	if q.res.Namespaced {
+		switch m.GetNamespace() {
+		case "":
+			m.SetNamespace(q.info.Namespace)
+		case q.info.Namespace:
+		default:
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + utilrand.String(5))
+	}
+	q.ev.ObjectRef.Name = m.GetName()
+	prepareForCreate(q.res, obj)
+	if err := q.admit(admission.Create, obj, nil, dryRun); err != nil {
+		return err
+	}
+	if m.GetName() == "" {
+		return apierrors.NewInvalid(q.res.GVK.GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+	}
+	q.ev.ObjectRef.Name = m.GetName()
+	if dryRun {
+		q.setObjectRef(obj)
+		q.respond(http.StatusCreated, obj)
+		return nil
+	}
+	q.enter(stageEtcd)
+	kv, err := q.s.createInStore(q.ctx, q.res, obj)
+	if err != nil {
+		return err
+	}
+	q.recordWrite(kv.Key, kv.ModRevision, len(kv.Value))
+	q.setObjectRef(obj)
+	q.respond(http.StatusCreated, obj)
+	return nil
+}
+
+// mutation computes the object to write from the stored one. It returns an
+// error to refuse the write (a Conflict for a stale resourceVersion).
+type mutation func(cur runtime.Object) (runtime.Object, error)
+
+// updateResult is what a write through update did.
+type updateResult struct {
+	obj     runtime.Object
+	created bool
+	deleted bool
+}
+
+// update runs mutate against the stored object with compare-and-swap,
+// admission and the shouldDeleteDuringUpdate rule. create, when not nil,
+// makes the object when it does not exist (PUT on AllowCreateOnUpdate
+// resources).
+func (q *request) update(name string, op admission.Operation, mutate mutation, create func() (runtime.Object, error)) (*updateResult, error) {
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return nil, err
+	}
+	k := key(q.res, q.info.Namespace, name)
+	for range maxWriteAttempts {
+		kv, err := q.s.store.Get(q.ctx, k)
+		if errors.Is(err, storage.ErrNotFound) && create != nil {
+			obj, err := create()
+			if err != nil {
+				return nil, err
+			}
+			prepareForCreate(q.res, obj)
+			if err := q.admit(admission.Create, obj, nil, dryRun); err != nil {
+				return nil, err
+			}
+			if dryRun {
+				return &updateResult{obj: obj, created: true}, nil
+			}
+			q.enter(stageEtcd)
+			kv, err := q.s.createInStore(q.ctx, q.res, obj)
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			q.recordWrite(kv.Key, kv.ModRevision, len(kv.Value))
+			return &updateResult{obj: obj, created: true}, nil
+		}
+		if err != nil {
+			return nil, storageError(q.res, name, err)
+		}
+		cur, err := decodeStored(q.res, kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, err
+		}
+		next, err := mutate(cur.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		if err := q.admit(op, next, cur, dryRun); err != nil {
+			return nil, err
+		}
+		if dryRun {
+			return &updateResult{obj: next}, nil
+		}
+		q.enter(stageEtcd)
+		if shouldDeleteOnUpdate(next) {
+			_, rev, err := q.s.store.Delete(q.ctx, k, kv.ModRevision)
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, storageError(q.res, name, err)
+			}
+			q.recordWrite(k, rev, 0)
+			return &updateResult{obj: next, deleted: true}, nil
+		}
+		value, err := encodeForStorage(q.res, next)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(value, kv.Value) {
+			nm, _ := meta.Accessor(next)
+			nm.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+			return &updateResult{obj: next}, nil
+		}
+		written, err := q.s.store.Update(q.ctx, k, value, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, storageError(q.res, name, err)
+		}
+		q.recordWrite(k, written.ModRevision, len(value))
+		nm, _ := meta.Accessor(next)
+		nm.SetResourceVersion(strconv.FormatInt(written.ModRevision, 10))
+		return &updateResult{obj: next}, nil
+	}
+	return nil, apierrors.NewConflict(q.res.GroupResource(), name, errModified)
+}
+
+// checkResourceVersion refuses an update whose resourceVersion is set and
+// differs from the stored one.
+func (q *request) checkResourceVersion(in, cur runtime.Object) error {
+	im, _ := meta.Accessor(in)
+	cm, _ := meta.Accessor(cur)
+	if rv := im.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+		return apierrors.NewConflict(q.res.GroupResource(), cm.GetName(), errModified)
+	}
+	return nil
+}
+
+// checkNameAndNamespace refuses a body that names another object.
+func (q *request) checkNameAndNamespace(in runtime.Object) error {
+	m, _ := meta.Accessor(in)
+	if m.GetName() == "" {
+		m.SetName(q.info.Name)
+	}
+	if m.GetName() != q.info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), q.info.Name))
+	}
+	if q.res.Namespaced {
+		switch m.GetNamespace() {
+		case "":
+			m.SetNamespace(q.info.Namespace)
+		case q.info.Namespace:
+		default:
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	return nil
+}
+
+// put serves PUT on an object or a subresource view of it.
+func (q *request) put(v *view) error {
+	q.enter(stageDecoding)
+	body, err := q.readBody()
+	if err != nil {
+		return err
+	}
+	in, raw, err := q.decodeBody(body, v.kind(q.res))
+	if err != nil {
+		return err
+	}
+	q.recordObject(raw)
+	if err := q.checkNameAndNamespace(in); err != nil {
+		return err
+	}
+	var create func() (runtime.Object, error)
+	if v.main && q.res.AllowCreateOnUpdate {
+		create = func() (runtime.Object, error) { return in.DeepCopyObject(), nil }
+	}
+	result, err := q.update(q.info.Name, admission.Update, func(cur runtime.Object) (runtime.Object, error) {
+		if err := q.checkResourceVersion(in, v.get(q.res, cur)); err != nil {
+			return nil, err
+		}
+		return v.merge(q.res, cur, in.DeepCopyObject())
+	}, create)
+	if err != nil {
+		return err
+	}
+	return q.answerWrite(v, result)
+}
+
+// answerWrite answers the outcome of an update or patch.
+func (q *request) answerWrite(v *view, result *updateResult) error {
+	q.setObjectRef(result.obj)
+	code := http.StatusOK
+	if result.created {
+		code = http.StatusCreated
+	}
+	q.respond(code, v.get(q.res, result.obj))
+	return nil
+}
+
+// deleteOptions reads DeleteOptions from the body or the query.
+func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := q.readBody()
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		obj, _, err := q.decodeWith(strictJSON, body, metav1.SchemeGroupVersion.WithKind("DeleteOptions"))
+		if err != nil {
+			return nil, err
+		}
+		opts = obj.(*metav1.DeleteOptions)
+	}
+	query := q.r.URL.Query()
+	if v := query.Get("gracePeriodSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if v := query.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if p := opts.PropagationPolicy; p != nil && *p != metav1.DeletePropagationOrphan && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationForeground {
+		return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "", field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"})})
+	}
+	for _, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, supported values are: [%q]", v, metav1.DryRunAll))
+		}
+	}
+	return opts, nil
+}
+
+func (q *request) delete() error {
+	opts, err := q.deleteOptions()
+	if err != nil {
+		return err
+	}
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return err
+	}
+	dryRun = dryRun || len(opts.DryRun) > 0
+	obj, deleted, err := q.deleteOne(q.info.Namespace, q.info.Name, opts, dryRun)
+	if err != nil {
+		return err
+	}
+	q.setObjectRef(obj)
+	if !deleted || q.res.ReturnDeletedObject {
+		q.respond(http.StatusOK, obj)
+		return nil
+	}
+	m, _ := meta.Accessor(obj)
+	q.writeJSON(http.StatusOK, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: q.res.GVK.Group, Kind: q.res.Resource, UID: m.GetUID()},
+	})
+	return nil
+}
+
+// deleteOne deletes one object: at once, or by marking it for deletion when
+// finalizers or a grace period make it wait. It returns the object's last
+// state and whether it is gone.
+func (q *request) deleteOne(namespace, name string, opts *metav1.DeleteOptions, dryRun bool) (runtime.Object, bool, error) {
+	k := key(q.res, namespace, name)
+	for range maxWriteAttempts {
+		kv, err := q.s.store.Get(q.ctx, k)
+		if err != nil {
+			return nil, false, storageError(q.res, name, err)
+		}
+		cur, err := decodeStored(q.res, kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, false, err
+		}
+		cm, _ := meta.Accessor(cur)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != cm.GetUID() {
+				return nil, false, apierrors.NewConflict(q.res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, cm.GetUID()))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != cm.GetResourceVersion() {
+				return nil, false, apierrors.NewConflict(q.res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, cm.GetResourceVersion()))
+			}
+		}
+		if err := q.admit(admission.Delete, nil, cur, dryRun); err != nil {
+			return nil, false, err
+		}
+		grace := gracePeriod(cur, opts.GracePeriodSeconds)
+		if mustWait(cur, grace) {
+			next := cur.DeepCopyObject()
+			if !markDeleting(q.res, next, grace) {
+				return cur, false, nil
+			}
+			if dryRun {
+				return next, false, nil
+			}
+			q.enter(stageEtcd)
+			value, err := encodeForStorage(q.res, next)
+			if err != nil {
+				return nil, false, err
+			}
+			written, err := q.s.store.Update(q.ctx, k, value, kv.ModRevision)
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, false, storageError(q.res, name, err)
+			}
+			q.recordWrite(k, written.ModRevision, len(value))
+			nm, _ := meta.Accessor(next)
+			nm.SetResourceVersion(strconv.FormatInt(written.ModRevision, 10))
+			return next, false, nil
+		}
+		if dryRun {
+			return cur, true, nil
+		}
+		q.enter(stageEtcd)
+		_, rev, err := q.s.store.Delete(q.ctx, k, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, false, storageError(q.res, name, err)
+		}
+		q.recordWrite(k, rev, 0)
+		return cur, true, nil
+	}
+	return nil, false, apierrors.NewConflict(q.res.GroupResource(), name, errModified)
+}
+
+func (q *request) deleteCollection() error {
+	if !containsVerb(q.res.Verbs, "deletecollection") {
+		return apierrors.NewMethodNotSupported(q.res.GroupResource(), "deletecollection")
+	}
+	opts, err := q.deleteOptions()
+	if err != nil {
+		return err
+	}
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return err
+	}
+	dryRun = dryRun || len(opts.DryRun) > 0
+	sel, err := q.selection()
+	if err != nil {
+		return err
+	}
+	items, rev, _, _, err := q.listObjects(sel, &listParams{})
+	if err != nil {
+		return err
+	}
+	var out []runtime.Object
+	for _, it := range items {
+		m, _ := meta.Accessor(it)
+		obj, _, err := q.deleteOne(m.GetNamespace(), m.GetName(), opts, dryRun)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, obj)
+	}
+	list, err := q.newList(out, rev)
+	if err != nil {
+		return err
+	}
+	q.respond(http.StatusOK, list)
+	return nil
+}
+
+func containsVerb(verbs []string, verb string) bool {
+	for _, v := range verbs {
+		if v == verb {
+			return true
+		}
+	}
+	return false
+}
