@@ -1,0 +1,636 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
+	"github.com/distribution/reference"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Defaults for ContainerdConfig.
+const (
+	DefaultContainerdNamespace   = "glassplane"
+	DefaultContainerdSnapshotter = "overlayfs"
+	DefaultPullTimeout           = 5 * time.Minute
+	// LabelImageID records the image's reference by digest on a container.
+	LabelImageID = "glassplane.io/image-id"
+	// cpuPeriod is the CFS period used for CPU limits, as kubelet uses.
+	cpuPeriod = 100000
+	// killWait bounds how long a SIGKILLed task may take to be reaped.
+	killWait = 10 * time.Second
+)
+
+// ContainerdConfig says which containerd to use and where container files go.
+type ContainerdConfig struct {
+	// Address is containerd's grpc socket.
+	Address string
+	// Namespace isolates Glassplane's containers and images
+	// (DefaultContainerdNamespace when empty).
+	Namespace string
+	// StateDir holds the node's per-pod files: container logs in
+	// <StateDir>/<pod uid>/<container>/<attempt>.{stdout,stderr}.log and
+	// the tasks' IO FIFOs in <StateDir>/.fifo. Required.
+	StateDir string
+	// Snapshotter unpacks images (DefaultContainerdSnapshotter when empty).
+	Snapshotter string
+	// PullTimeout bounds one image pull (DefaultPullTimeout when zero).
+	PullTimeout time.Duration
+}
+
+// Containerd is a Runtime backed by a containerd daemon: one containerd
+// container and task per pod container, one network namespace per pod.
+type Containerd struct {
+	cfg    ContainerdConfig
+	client *client.Client
+
+	mu    sync.Mutex // guards files
+	files map[string][]*os.File
+}
+
+var _ Runtime = (*Containerd)(nil)
+
+// NewContainerd connects to containerd at cfg.Address and checks that it answers.
+func NewContainerd(ctx context.Context, cfg ContainerdConfig) (*Containerd, error) {
+	if cfg.Address == "" {
+		return nil, errors.New("failed to connect to containerd: no address")
+	}
+	if cfg.StateDir == "" {
+		return nil, errors.New("failed to connect to containerd: no state directory")
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultContainerdNamespace
+	}
+	if cfg.Snapshotter == "" {
+		cfg.Snapshotter = DefaultContainerdSnapshotter
+	}
+	if cfg.PullTimeout <= 0 {
+		cfg.PullTimeout = DefaultPullTimeout
+	}
+	c, err := client.New(cfg.Address, client.WithDefaultNamespace(cfg.Namespace))
+	if err != nil {
+		return nil, fmt.Errorf("failed to connect to containerd %q: %w", cfg.Address, err)
+	}
+	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.Version(vctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("failed to reach containerd %q: %w", cfg.Address, err)
+	}
+	return &Containerd{cfg: cfg, client: c, files: map[string][]*os.File{}}, nil
+}
+
+// Close closes the connection to containerd; containers keep running.
+func (c *Containerd) Close() error {
+	c.mu.Lock()
+	for id, fs := range c.files {
+		for _, f := range fs {
+			f.Close()
+		}
+		delete(c.files, id)
+	}
+	c.mu.Unlock()
+	return c.client.Close()
+}
+
+// Client returns the underlying containerd client.
+func (c *Containerd) Client() *client.Client { return c.client }
+
+// Name implements Runtime.
+func (c *Containerd) Name() string { return "containerd" }
+
+// Version implements Runtime: "containerd://1.6.20" (distribution suffixes
+// such as Debian's "~ds1" are dropped).
+func (c *Containerd) Version(ctx context.Context) (string, error) {
+	v, err := c.client.Version(ctx)
+	if err != nil {
+		return "", fmt.Errorf("failed to get containerd version: %w", err)
+	}
+	ver := strings.TrimPrefix(v.Version, "v")
+	if i := strings.IndexAny(ver, "~+"); i >= 0 {
+		ver = ver[:i]
+	}
+	return "containerd://" + ver, nil
+}
+
+// ImageStatus implements Runtime. A present image that is not unpacked yet
+// is unpacked.
+func (c *Containerd) ImageStatus(ctx context.Context, ref string) (Image, bool, error) {
+	norm, err := NormalizeImageRef(ref)
+	if err != nil {
+		return Image{}, false, err
+	}
+	img, err := c.client.GetImage(ctx, norm)
+	if errdefs.IsNotFound(err) {
+		return Image{}, false, nil
+	}
+	if err != nil {
+		return Image{}, false, fmt.Errorf("failed to get image %q: %w", norm, err)
+	}
+	if err := c.unpack(ctx, img); err != nil {
+		return Image{}, false, err
+	}
+	return c.describe(ctx, img)
+}
+
+// PullImage implements Runtime: containerd fetches the image from its
+// registry and unpacks it.
+func (c *Containerd) PullImage(ctx context.Context, ref string) (Image, error) {
+	norm, err := NormalizeImageRef(ref)
+	if err != nil {
+		return Image{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.PullTimeout)
+	defer cancel()
+	img, err := c.client.Pull(ctx, norm, client.WithPullUnpack, client.WithPullSnapshotter(c.cfg.Snapshotter))
+	if err != nil {
+		return Image{}, fmt.Errorf("failed to pull and unpack image %q: %w", norm, err)
+	}
+	out, _, err := c.describe(ctx, img)
+	return out, err
+}
+
+func (c *Containerd) unpack(ctx context.Context, img client.Image) error {
+	ok, err := img.IsUnpacked(ctx, c.cfg.Snapshotter)
+	if err != nil {
+		return fmt.Errorf("failed to check image %q: %w", img.Name(), err)
+	}
+	if ok {
+		return nil
+	}
+	if err := img.Unpack(ctx, c.cfg.Snapshotter); err != nil {
+		return fmt.Errorf("failed to unpack image %q: %w", img.Name(), err)
+	}
+	return nil
+}
+
+func (c *Containerd) describe(ctx context.Context, img client.Image) (Image, bool, error) {
+	size, err := img.Size(ctx)
+	if err != nil {
+		return Image{}, false, fmt.Errorf("failed to get size of image %q: %w", img.Name(), err)
+	}
+	return Image{Ref: img.Name(), ID: imageDigestRef(img), Size: size}, true, nil
+}
+
+// imageDigestRef names an image by repository and manifest digest, the
+// form kubelet shows as a container's imageID.
+func imageDigestRef(img client.Image) string {
+	named, err := reference.ParseNormalizedNamed(img.Name())
+	if err != nil {
+		return img.Target().Digest.String()
+	}
+	return named.Name() + "@" + img.Target().Digest.String()
+}
+
+// StartPod implements Runtime: a pod that is not on the host network gets
+// its own network namespace with loopback up.
+func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) error {
+	if pod.HostNetwork {
+		return nil
+	}
+	return ensureNetns(ctx, pod.UID)
+}
+
+// CreateContainer implements Runtime: it creates the containerd container
+// and its task (not started), with stdout and stderr going to separate
+// files under the pod's log directory.
+func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec ContainerSpec) (_ string, retErr error) {
+	norm, err := NormalizeImageRef(spec.Image)
+	if err != nil {
+		return "", err
+	}
+	img, err := c.client.GetImage(ctx, norm)
+	if err != nil {
+		return "", fmt.Errorf("failed to get image %q: %w", norm, err)
+	}
+	if err := c.unpack(ctx, img); err != nil {
+		return "", err
+	}
+	imgSpec, err := img.Spec(ctx)
+	if err != nil {
+		return "", fmt.Errorf("failed to read config of image %q: %w", norm, err)
+	}
+	args := ProcessArgs(imgSpec.Config.Entrypoint, imgSpec.Config.Cmd, spec.Command, spec.Args)
+	if len(args) == 0 {
+		return "", fmt.Errorf("failed to create container %q: no command specified", spec.Name)
+	}
+	id, err := newContainerID()
+	if err != nil {
+		return "", err
+	}
+	hostname := pod.Hostname
+	if hostname == "" {
+		hostname = pod.Name
+	}
+	opts := []oci.SpecOpts{
+		oci.WithImageConfig(img),
+		oci.WithProcessArgs(args...),
+		oci.WithHostname(hostname),
+		oci.WithEnv([]string{"HOSTNAME=" + hostname}),
+	}
+	if len(spec.Env) > 0 {
+		opts = append(opts, oci.WithEnv(spec.Env))
+	}
+	if spec.WorkingDir != "" {
+		opts = append(opts, oci.WithProcessCwd(spec.WorkingDir))
+	}
+	if spec.CPUMillis > 0 {
+		opts = append(opts, oci.WithCPUCFS(spec.CPUMillis*cpuPeriod/1000, cpuPeriod))
+	}
+	if spec.CPURequestMillis > 0 {
+		opts = append(opts, oci.WithCPUShares(uint64(max(2, spec.CPURequestMillis*1024/1000))))
+	}
+	if spec.MemoryBytes > 0 {
+		opts = append(opts, oci.WithMemoryLimit(uint64(spec.MemoryBytes)))
+	}
+	if pod.HostNetwork {
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
+	} else {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}))
+	}
+	labels := map[string]string{
+		LabelManaged:       "true",
+		LabelPodUID:        pod.UID,
+		LabelPodNamespace:  pod.Namespace,
+		LabelPodName:       pod.Name,
+		LabelContainerName: spec.Name,
+		LabelAttempt:       strconv.Itoa(spec.Attempt),
+		LabelImage:         spec.Image,
+		LabelImageID:       imageDigestRef(img),
+	}
+	ctr, err := c.client.NewContainer(ctx, id,
+		client.WithImage(img),
+		client.WithSnapshotter(c.cfg.Snapshotter),
+		client.WithNewSnapshot(id, img),
+		client.WithNewSpec(opts...),
+		client.WithContainerLabels(labels),
+	)
+	if err != nil {
+		return "", fmt.Errorf("failed to create container %q: %w", spec.Name, err)
+	}
+	defer func() {
+		if retErr != nil {
+			if err := ctr.Delete(context.WithoutCancel(ctx), client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+				retErr = errors.Join(retErr, fmt.Errorf("failed to delete container %q: %w", id, err))
+			}
+		}
+	}()
+	stdout, stderr, err := c.openLogs(pod.UID, spec.Name, spec.Attempt)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.files[id] = []*os.File{stdout, stderr}
+	c.mu.Unlock()
+	defer func() {
+		if retErr != nil {
+			c.closeFiles(id)
+		}
+	}()
+	creator := cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(c.cfg.StateDir, ".fifo")))
+	if _, err := ctr.NewTask(ctx, creator); err != nil {
+		return "", fmt.Errorf("failed to create task for container %q: %w", spec.Name, err)
+	}
+	return id, nil
+}
+
+// LogPaths returns the files that hold a pod container's stdout and stderr.
+func (c *Containerd) LogPaths(podUID, container string, attempt int) (stdout, stderr string) {
+	dir := filepath.Join(c.cfg.StateDir, podUID, container)
+	base := strconv.Itoa(attempt)
+	return filepath.Join(dir, base+".stdout.log"), filepath.Join(dir, base+".stderr.log")
+}
+
+func (c *Containerd) openLogs(podUID, container string, attempt int) (*os.File, *os.File, error) {
+	outPath, errPath := c.LogPaths(podUID, container, attempt)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("failed to create log directory %q: %w", filepath.Dir(outPath), err)
+	}
+	stdout, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to open log %q: %w", outPath, err)
+	}
+	stderr, err := os.OpenFile(errPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		stdout.Close()
+		return nil, nil, fmt.Errorf("failed to open log %q: %w", errPath, err)
+	}
+	return stdout, stderr, nil
+}
+
+func (c *Containerd) closeFiles(id string) {
+	c.mu.Lock()
+	fs := c.files[id]
+	delete(c.files, id)
+	c.mu.Unlock()
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// StartContainer implements Runtime.
+func (c *Containerd) StartContainer(ctx context.Context, id string) error {
+	ctr, err := c.client.LoadContainer(ctx, id)
+	if err != nil {
+		return fmt.Errorf("failed to load container %q: %w", id, err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("failed to load task of container %q: %w", id, err)
+	}
+	if err := task.Start(ctx); err != nil {
+		return fmt.Errorf("failed to start container %q: %w", id, err)
+	}
+	if _, err := ctr.SetLabels(ctx, map[string]string{LabelStartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+		return fmt.Errorf("failed to label container %q: %w", id, err)
+	}
+	return nil
+}
+
+// StopPod implements Runtime: every running task of the pod gets SIGTERM,
+// then SIGKILL if it has not exited after grace. Tasks are stopped in
+// parallel, as kubelet does.
+func (c *Containerd) StopPod(ctx context.Context, podUID string, grace time.Duration) error {
+	ctrs, err := c.podContainers(ctx, podUID)
+	if err != nil {
+		return err
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, ctr := range ctrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := stopTask(ctx, ctr, grace); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopTask sends SIGTERM, waits up to grace, then SIGKILLs every process
+// of the container and waits for the task to be reaped.
+func stopTask(ctx context.Context, ctr client.Container, grace time.Duration) error {
+	task, err := ctr.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to load task of container %q: %w", ctr.ID(), err)
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to get status of container %q: %w", ctr.ID(), err)
+	}
+	if st.Status == client.Stopped {
+		return nil
+	}
+	exitCh, err := task.Wait(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to wait for container %q: %w", ctr.ID(), err)
+	}
+	if grace > 0 {
+		if err := task.Kill(ctx, syscall.SIGTERM); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("failed to send SIGTERM to container %q: %w", ctr.ID(), err)
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-exitCh:
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("failed to stop container %q: %w", ctr.ID(), ctx.Err())
+		}
+	}
+	if err := task.Kill(ctx, syscall.SIGKILL, client.WithKillAll); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("failed to send SIGKILL to container %q: %w", ctr.ID(), err)
+	}
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case <-exitCh:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("failed to stop container %q: still running %s after SIGKILL", ctr.ID(), killWait)
+	case <-ctx.Done():
+		return fmt.Errorf("failed to stop container %q: %w", ctr.ID(), ctx.Err())
+	}
+}
+
+// RemoveContainer implements Runtime: it kills what still runs, deletes the
+// task, the container and its snapshot. Log files stay until RemovePod.
+func (c *Containerd) RemoveContainer(ctx context.Context, id string) error {
+	defer c.closeFiles(id)
+	ctr, err := c.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to load container %q: %w", id, err)
+	}
+	return removeContainer(ctx, ctr)
+}
+
+func removeContainer(ctx context.Context, ctr client.Container) error {
+	if err := stopTask(ctx, ctr, 0); err != nil {
+		return err
+	}
+	task, err := ctr.Task(ctx, nil)
+	switch {
+	case errdefs.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("failed to load task of container %q: %w", ctr.ID(), err)
+	default:
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("failed to delete task of container %q: %w", ctr.ID(), err)
+		}
+	}
+	if err := ctr.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("failed to delete container %q: %w", ctr.ID(), err)
+	}
+	return nil
+}
+
+// RemovePod implements Runtime: it removes the pod's containers, its
+// network namespace and its log directory.
+func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
+	ctrs, err := c.podContainers(ctx, podUID)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ctr := range ctrs {
+		if err := removeContainer(ctx, ctr); err != nil {
+			errs = append(errs, err)
+		}
+		c.closeFiles(ctr.ID())
+	}
+	if err := removeNetns(ctx, podUID); err != nil {
+		errs = append(errs, err)
+	}
+	dir := filepath.Join(c.cfg.StateDir, podUID)
+	if err := os.RemoveAll(dir); err != nil {
+		errs = append(errs, fmt.Errorf("failed to remove pod directory %q: %w", dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Containerd) podContainers(ctx context.Context, podUID string) ([]client.Container, error) {
+	filter := fmt.Sprintf("labels.%q==true", LabelManaged)
+	if podUID != "" {
+		filter += fmt.Sprintf(",labels.%q==%s", LabelPodUID, podUID)
+	}
+	ctrs, err := c.client.Containers(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("failed to list containers of pod %q: %w", podUID, err)
+	}
+	return ctrs, nil
+}
+
+// ListContainers implements Runtime.
+func (c *Containerd) ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error) {
+	ctrs, err := c.podContainers(ctx, podUID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ContainerStatus, 0, len(ctrs))
+	for _, ctr := range ctrs {
+		info, err := ctr.Info(ctx)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to get container %q: %w", ctr.ID(), err)
+		}
+		st, err := containerStatus(ctx, ctr, info)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+func containerStatus(ctx context.Context, ctr client.Container, info containers.Container) (ContainerStatus, error) {
+	l := info.Labels
+	attempt, _ := strconv.Atoi(l[LabelAttempt])
+	st := ContainerStatus{
+		ID:           info.ID,
+		PodUID:       l[LabelPodUID],
+		PodNamespace: l[LabelPodNamespace],
+		PodName:      l[LabelPodName],
+		Name:         l[LabelContainerName],
+		Attempt:      attempt,
+		Image:        l[LabelImage],
+		ImageID:      l[LabelImageID],
+		State:        StateCreated,
+		CreatedAt:    info.CreatedAt,
+	}
+	if s := l[LabelStartedAt]; s != "" {
+		st.StartedAt, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		if !st.StartedAt.IsZero() {
+			st.State = StateUnknown
+		}
+		return st, nil
+	}
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("failed to load task of container %q: %w", ctr.ID(), err)
+	}
+	ts, err := task.Status(ctx)
+	if errdefs.IsNotFound(err) {
+		st.State = StateUnknown
+		return st, nil
+	}
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("failed to get status of container %q: %w", ctr.ID(), err)
+	}
+	switch ts.Status {
+	case client.Created:
+		st.State = StateCreated
+	case client.Running, client.Paused, client.Pausing:
+		st.State = StateRunning
+	case client.Stopped:
+		st.State = StateExited
+		st.ExitCode = int32(ts.ExitStatus)
+		st.FinishedAt = ts.ExitTime
+		st.Reason = "Error"
+		if ts.ExitStatus == 0 {
+			st.Reason = "Completed"
+		}
+	default:
+		st.State = StateUnknown
+	}
+	return st, nil
+}
+
+// ImportImage imports an OCI or Docker image archive, unpacks the images
+// in it and returns their names.
+func (c *Containerd) ImportImage(ctx context.Context, r io.Reader) ([]string, error) {
+	imgs, err := c.client.Import(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("failed to import image archive: %w", err)
+	}
+	names := make([]string, 0, len(imgs))
+	for _, i := range imgs {
+		img := client.NewImage(c.client, i)
+		if err := c.unpack(ctx, img); err != nil {
+			return nil, err
+		}
+		names = append(names, i.Name)
+	}
+	return names, nil
+}
+
+// ImportImage connects to containerd at address and imports an OCI or
+// Docker image archive into DefaultContainerdNamespace, for
+// `glassplane image import`. It returns the imported names.
+func ImportImage(ctx context.Context, address string, r io.Reader) ([]string, error) {
+	cl, err := client.New(address, client.WithDefaultNamespace(DefaultContainerdNamespace))
+	if err != nil {
+		return nil, fmt.Errorf("failed to connect to containerd %q: %w", address, err)
+	}
+	defer cl.Close()
+	c := &Containerd{cfg: ContainerdConfig{Snapshotter: DefaultContainerdSnapshotter}, client: cl}
+	return c.ImportImage(ctx, r)
+}
+
+// ProcessArgs combines an image's entrypoint and cmd with a container's
+// command and args the way Kubernetes does: command replaces the
+// entrypoint (and drops cmd), args replaces cmd.
+func ProcessArgs(entrypoint, cmd, command, args []string) []string {
+	switch {
+	case len(command) > 0:
+		return append(append([]string{}, command...), args...)
+	case len(args) > 0:
+		return append(append([]string{}, entrypoint...), args...)
+	default:
+		return append(append([]string{}, entrypoint...), cmd...)
+	}
+}

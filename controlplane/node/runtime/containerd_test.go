@@ -1,0 +1,287 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// requireContainerd fails the test in CI (CI=true) and skips it elsewhere
+// when this host cannot run containerd.
+func requireContainerd(t *testing.T) {
+	t.Helper()
+	if ok, why := CanRunContainerd(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("containerd is required in CI: %s", why)
+		}
+		t.Skipf("skipping containerd test: %s (set CI=true to make this a failure)", why)
+	}
+}
+
+// startTestContainerd runs a managed containerd in a short temp dir (unix
+// socket paths are limited to ~100 bytes) and connects to it.
+func startTestContainerd(t *testing.T, ctx context.Context) *Containerd {
+	t.Helper()
+	requireContainerd(t)
+	dir, err := os.MkdirTemp("", "gp-ctrd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(context.Background())
+	m, err := StartManagedContainerd(mctx, dir)
+	if err != nil {
+		cancel()
+		t.Fatalf("StartManagedContainerd: %v", err)
+	}
+	rt, err := NewContainerd(ctx, ContainerdConfig{Address: m.Address(), Namespace: "glassplane-test", StateDir: dir + "/pods", PullTimeout: 30 * time.Second})
+	if err != nil {
+		cancel()
+		t.Fatalf("NewContainerd: %v", err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+		defer ccancel()
+		if list, err := rt.ListContainers(cctx, ""); err == nil {
+			for _, c := range list {
+				_ = rt.RemovePod(cctx, c.PodUID)
+			}
+		}
+		rt.Close()
+		cancel()
+		if err := m.Wait(); err != nil {
+			t.Errorf("containerd exited with an error: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return rt
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func findContainer(t *testing.T, ctx context.Context, rt Runtime, podUID, id string) (ContainerStatus, bool) {
+	t.Helper()
+	list, err := rt.ListContainers(ctx, podUID)
+	if err != nil {
+		t.Fatalf("ListContainers: %v", err)
+	}
+	for _, c := range list {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ContainerStatus{}, false
+}
+
+func TestContainerdRunsDemoPod(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+
+	v, err := rt.Version(ctx)
+	if err != nil || !strings.HasPrefix(v, "containerd://") {
+		t.Fatalf("Version = %q, %v; want containerd://...", v, err)
+	}
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	img, ok, err := rt.ImageStatus(ctx, DemoImage)
+	if err != nil || !ok {
+		t.Fatalf("ImageStatus(%q) = %v, %v; want present", DemoImage, ok, err)
+	}
+	if !strings.HasPrefix(img.ID, "glassplane.local/hello@sha256:") {
+		t.Errorf("image ID = %q, want glassplane.local/hello@sha256:...", img.ID)
+	}
+
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000001", Namespace: "default", Name: "hello", RestartPolicy: "Always"}
+	if err := rt.StartPod(ctx, pod); err != nil {
+		t.Fatalf("StartPod: %v", err)
+	}
+	if _, err := os.Stat(NetnsPath(pod.UID)); err != nil {
+		t.Fatalf("pod network namespace: %v", err)
+	}
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "web", Image: DemoImage, MemoryBytes: 64 << 20, CPUMillis: 500})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	st, ok := findContainer(t, ctx, rt, pod.UID, id)
+	if !ok || st.State != StateRunning || st.Name != "web" || st.PodName != "hello" || st.StartedAt.IsZero() {
+		t.Fatalf("container status = %+v (found %v); want running web of pod hello", st, ok)
+	}
+
+	ctr, err := rt.Client().LoadContainer(ctx, id)
+	if err != nil {
+		t.Fatalf("LoadContainer: %v", err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		t.Fatalf("Task: %v", err)
+	}
+	var page string
+	waitFor(t, "the demo page over wget inside the pod", time.Minute, func() (bool, error) {
+		var out bytes.Buffer
+		proc, err := task.Exec(ctx, "wget-"+time.Now().Format("150405.000000000"), &specs.Process{
+			Args: []string{"wget", "-q", "-O", "-", "http://127.0.0.1:8080/"},
+			Env:  []string{"PATH=/bin"},
+			Cwd:  "/",
+		}, cio.NewCreator(cio.WithStreams(nil, &out, &out)))
+		if err != nil {
+			return false, err
+		}
+		defer proc.Delete(ctx)
+		exitCh, err := proc.Wait(ctx)
+		if err != nil {
+			return false, err
+		}
+		if err := proc.Start(ctx); err != nil {
+			return false, err
+		}
+		<-exitCh
+		proc.IO().Wait()
+		page = out.String()
+		return strings.Contains(page, "Hello from hello"), nil
+	})
+
+	start := time.Now()
+	if err := rt.StopPod(ctx, pod.UID, 30*time.Second); err != nil {
+		t.Fatalf("StopPod: %v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("StopPod took %s; the demo shell should exit on SIGTERM", took)
+	}
+	st, _ = findContainer(t, ctx, rt, pod.UID, id)
+	if st.State != StateExited || st.ExitCode != 0 || st.Reason != "Completed" {
+		t.Errorf("after SIGTERM status = %+v; want exited 0 Completed", st)
+	}
+	if err := rt.RemovePod(ctx, pod.UID); err != nil {
+		t.Fatalf("RemovePod: %v", err)
+	}
+	if list, err := rt.ListContainers(ctx, pod.UID); err != nil || len(list) != 0 {
+		t.Errorf("containers after RemovePod = %v, %v; want none", list, err)
+	}
+	if _, err := os.Stat(NetnsPath(pod.UID)); !os.IsNotExist(err) {
+		t.Errorf("network namespace still present after RemovePod: %v", err)
+	}
+}
+
+func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	tests := []struct {
+		name     string
+		command  []string
+		env      []string
+		wantCode int32
+		reason   string
+		stdout   string
+		stderr   string
+	}{
+		{"success", []string{"sh", "-c", "echo out-$GREETING; echo err-line >&2"}, []string{"GREETING=hi"}, 0, "Completed", "out-hi\n", "err-line\n"},
+		{"failure", []string{"sh", "-c", "echo failing >&2; exit 3"}, nil, 3, "Error", "", "failing\n"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-00000000010" + string(rune('0'+i)), Namespace: "default", Name: "job-" + tc.name, RestartPolicy: "Never"}
+			if err := rt.StartPod(ctx, pod); err != nil {
+				t.Fatalf("StartPod: %v", err)
+			}
+			id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env})
+			if err != nil {
+				t.Fatalf("CreateContainer: %v", err)
+			}
+			if err := rt.StartContainer(ctx, id); err != nil {
+				t.Fatalf("StartContainer: %v", err)
+			}
+			var st ContainerStatus
+			waitFor(t, "the container to exit", time.Minute, func() (bool, error) {
+				st, _ = findContainer(t, ctx, rt, pod.UID, id)
+				return st.State == StateExited, nil
+			})
+			if st.ExitCode != tc.wantCode || st.Reason != tc.reason || st.FinishedAt.IsZero() {
+				t.Errorf("status = %+v; want exit %d %s", st, tc.wantCode, tc.reason)
+			}
+			outPath, errPath := rt.LogPaths(pod.UID, "main", 0)
+			waitFor(t, "logs", 10*time.Second, func() (bool, error) {
+				out, _ := os.ReadFile(outPath)
+				errOut, _ := os.ReadFile(errPath)
+				return string(out) == tc.stdout && string(errOut) == tc.stderr, nil
+			})
+			if err := rt.RemovePod(ctx, pod.UID); err != nil {
+				t.Fatalf("RemovePod: %v", err)
+			}
+		})
+	}
+}
+
+func TestContainerdStopKillsAfterGrace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000201", Namespace: "default", Name: "stubborn", HostNetwork: true}
+	if err := rt.StartPod(ctx, pod); err != nil {
+		t.Fatalf("StartPod: %v", err)
+	}
+	// sh as PID 1 without a trap ignores SIGTERM, so only SIGKILL ends it.
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: []string{"sh", "-c", "while true; do sleep 1; done"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	if err := rt.StopPod(ctx, pod.UID, time.Second); err != nil {
+		t.Fatalf("StopPod: %v", err)
+	}
+	st, _ := findContainer(t, ctx, rt, pod.UID, id)
+	if st.State != StateExited || st.ExitCode != 128+int32(syscall.SIGKILL) {
+		t.Errorf("status = %+v; want exited 137 (SIGKILL)", st)
+	}
+	if err := rt.RemoveContainer(ctx, id); err != nil {
+		t.Fatalf("RemoveContainer: %v", err)
+	}
+	if _, ok := findContainer(t, ctx, rt, pod.UID, id); ok {
+		t.Errorf("container %s still listed after RemoveContainer", id)
+	}
+}
+
+func TestContainerdPullUnknownImageFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if _, ok, err := rt.ImageStatus(ctx, "glassplane.invalid/nothing:1"); err != nil || ok {
+		t.Fatalf("ImageStatus of unknown image = %v, %v; want absent", ok, err)
+	}
+	_, err := rt.PullImage(ctx, "glassplane.invalid/nothing:1")
+	if err == nil || !strings.Contains(err.Error(), `failed to pull and unpack image "glassplane.invalid/nothing:1"`) {
+		t.Fatalf("PullImage error = %v; want failed to pull and unpack image ...", err)
+	}
+}
