@@ -273,22 +273,46 @@ func validateVolumes(volumes []corev1.Volume, fld *field.Path) (map[string]corev
 	return vols, errs
 }
 
+// volumeSourceOrder lists the volume sources in the order
+// validateVolumeSource checks them, with the field name its "more than 1
+// volume type" error uses (Kubernetes' spelling, "downwarAPI" included).
+var volumeSourceOrder = []struct{ jsonName, errName string }{
+	{"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"}, {"gcePersistentDisk", "gcePersistentDisk"},
+	{"awsElasticBlockStore", "awsElasticBlockStore"}, {"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"},
+	{"glusterfs", "glusterfs"}, {"flocker", "flocker"}, {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"},
+	{"cinder", "cinder"}, {"cephfs", "cephFS"}, {"quobyte", "quobyte"}, {"downwardAPI", "downwarAPI"}, {"fc", "fc"},
+	{"flexVolume", "flexVolume"}, {"configMap", "configMap"}, {"azureFile", "azureFile"}, {"vsphereVolume", "vsphereVolume"},
+	{"photonPersistentDisk", "photonPersistentDisk"}, {"portworxVolume", "portworxVolume"}, {"azureDisk", "azureDisk"},
+	{"storageos", "storageos"}, {"projected", "projected"}, {"scaleIO", "scaleIO"}, {"csi", "csi"}, {"ephemeral", "ephemeral"},
+	{"image", "image"},
+}
+
+// volumeSourcesSet returns the JSON names of the sources set in s.
+func volumeSourcesSet(s *corev1.VolumeSource) map[string]bool {
+	set := map[string]bool{}
+	rv := reflect.ValueOf(*s)
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		if !rv.Field(i).IsNil() {
+			set[strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]] = true
+		}
+	}
+	return set
+}
+
 // validateVolumeSource checks that exactly one source is set, and the
 // required fields of the sources Glassplane's node agent understands.
 func validateVolumeSource(s *corev1.VolumeSource, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	rv := reflect.ValueOf(*s)
-	rt := rv.Type()
+	set := volumeSourcesSet(s)
 	count := 0
-	for i := 0; i < rt.NumField(); i++ {
-		if rv.Field(i).IsNil() {
+	for _, src := range volumeSourceOrder {
+		if !set[src.jsonName] {
 			continue
 		}
 		count++
 		if count > 1 {
-			name := rt.Field(i).Tag.Get("json")
-			name = strings.Split(name, ",")[0]
-			errs = append(errs, field.Forbidden(fld.Child(name), "may not specify more than 1 volume type"))
+			errs = append(errs, field.Forbidden(fld.Child(src.errName), "may not specify more than 1 volume type"))
 		}
 	}
 	if count == 0 {
