@@ -59,6 +59,9 @@ func (*DefaultValues) Admit(_ context.Context, a *Attributes) error {
 			prepareNamespaceForCreate(obj)
 		}
 	case *corev1.Service:
+		if old, ok := a.OldObject.(*corev1.Service); ok && a.Operation == Update {
+			keepAllocatedServiceValues(obj, old)
+		}
 		defaultServiceIPFamilies(obj)
 	}
 	return nil
@@ -530,6 +533,58 @@ func defaultServiceIPFamilies(s *corev1.Service) {
 	if s.Spec.ClusterIP != "" && len(s.Spec.ClusterIPs) == 0 {
 		s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
 	}
+}
+
+// keepAllocatedServiceValues does what the service strategy's
+// patchAllocatedValues does on update: a client that leaves out the cluster
+// IPs, node ports or health check port the server allocated keeps them.
+func keepAllocatedServiceValues(s, old *corev1.Service) {
+	if needsClusterIP(old) && needsClusterIP(s) {
+		if s.Spec.ClusterIP == "" {
+			s.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(s.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
+			s.Spec.ClusterIPs = old.Spec.ClusterIPs
+		}
+		if len(s.Spec.IPFamilies) == 0 && len(old.Spec.IPFamilies) > 0 {
+			s.Spec.IPFamilies = old.Spec.IPFamilies
+		}
+		if s.Spec.IPFamilyPolicy == nil && old.Spec.IPFamilyPolicy != nil {
+			s.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+	}
+	if needsNodePort(old) && needsNodePort(s) {
+		used := map[int32]bool{}
+		inNew := map[int32]bool{}
+		for _, p := range s.Spec.Ports {
+			inNew[p.NodePort] = p.NodePort != 0
+		}
+		byName := map[string]int32{}
+		for _, p := range old.Spec.Ports {
+			byName[p.Name] = p.NodePort
+			if inNew[p.NodePort] {
+				used[p.NodePort] = true
+			}
+		}
+		for i := range s.Spec.Ports {
+			p := &s.Spec.Ports[i]
+			if p.NodePort == 0 && !used[byName[p.Name]] {
+				p.NodePort = byName[p.Name]
+			}
+		}
+	}
+	if s.Spec.HealthCheckNodePort == 0 && s.Spec.Type == corev1.ServiceTypeLoadBalancer &&
+		s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+		s.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
+}
+
+func needsClusterIP(s *corev1.Service) bool {
+	return s.Spec.Type != corev1.ServiceTypeExternalName
+}
+
+func needsNodePort(s *corev1.Service) bool {
+	return s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer
 }
 
 // prepareNamespaceForCreate does what the namespace strategy does on create:

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // ValidationPluginName is the name Validation reports in Steps.
@@ -48,17 +49,15 @@ func (*Validation) Validate(_ context.Context, a *Attributes) error {
 		}
 	case a.Subresource == "status" && a.OldObject != nil:
 		errs = validateStatusUpdate(a.Object, a.OldObject)
+	case a.Subresource == "finalize" && a.OldObject != nil:
+		errs = validateNamespaceFinalize(a.Object, a.OldObject)
 	default:
 		errs = validateSubresource(a.Object)
 	}
 	if len(errs) == 0 {
 		return nil
 	}
-	kind := a.Kind.GroupKind()
-	if k := kindOf(a.Object); k.Kind != "" {
-		kind = k
-	}
-	return apierrors.NewInvalid(kind, nameOf(a), errs)
+	return apierrors.NewInvalid(kindOf(a), nameOf(a), errs)
 }
 
 func nameOf(a *Attributes) string {
@@ -68,20 +67,17 @@ func nameOf(a *Attributes) string {
 	return a.Name
 }
 
-// kindOf names the kind of the typed objects Validation knows, so the
-// Invalid error names the kind that was validated (Binding for pods/binding).
-func kindOf(obj runtime.Object) schema.GroupKind {
-	switch obj.(type) {
-	case *corev1.Binding:
-		return schema.GroupKind{Kind: "Binding"}
-	case *corev1.Pod:
-		return schema.GroupKind{Kind: "Pod"}
-	case *appsv1.Deployment:
-		return schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
-	case *appsv1.ReplicaSet:
-		return schema.GroupKind{Group: appsv1.GroupName, Kind: "ReplicaSet"}
+// kindOf names the kind that was validated for the Invalid error: the
+// object's own kind by its Go type (Binding for pods/binding), falling back
+// to the request's kind.
+func kindOf(a *Attributes) schema.GroupKind {
+	if kinds, _, err := clientgoscheme.Scheme.ObjectKinds(a.Object); err == nil && len(kinds) > 0 {
+		return kinds[0].GroupKind()
 	}
-	return obj.GetObjectKind().GroupVersionKind().GroupKind()
+	if a.Kind.Kind != "" {
+		return a.Kind.GroupKind()
+	}
+	return a.Object.GetObjectKind().GroupVersionKind().GroupKind()
 }
 
 // Validate validates obj as Kubernetes does on create (old == nil) or on
@@ -206,6 +202,21 @@ func validateMetaUpdateOnly(obj, old runtime.Object) field.ErrorList {
 		return nil
 	}
 	return apimachineryvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))
+}
+
+// validateNamespaceFinalize is ValidateNamespaceFinalizeUpdate.
+func validateNamespaceFinalize(obj, old runtime.Object) field.ErrorList {
+	errs := validateMetaUpdateOnly(obj, old)
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return errs
+	}
+	for i, f := range ns.Spec.Finalizers {
+		p := field.NewPath("spec", "finalizers").Index(i)
+		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), p)...)
+		errs = append(errs, validateKubeFinalizerName(string(f), p)...)
+	}
+	return errs
 }
 
 // validateSubresource validates the body of other subresource writes
