@@ -338,5 +338,23 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if _, err := s.client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return fmt.Errorf("failed to compact at revision %d: %w", rev, err)
 	}
+	s.forgetHistory(rev)
 	return nil
+}
+
+// forgetHistory drops the in-memory events at or before a compacted
+// revision, so that a watch from before it fails with ErrCompacted as it
+// would against etcd.
+func (s *Store) forgetHistory(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev <= s.historyFrom {
+		return
+	}
+	i := 0
+	for i < len(s.history) && s.history[i].Revision <= rev {
+		i++
+	}
+	s.history = append(s.history[:0:0], s.history[i:]...)
+	s.historyFrom = rev
 }
