@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	serializerprotobuf "k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -23,7 +24,17 @@ import (
 var (
 	strictJSON = serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, serializerjson.SerializerOptions{Strict: true})
 	strictYAML = serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, serializerjson.SerializerOptions{Yaml: true, Strict: true})
+	protobuf   = serializerprotobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
 )
+
+// Media types of request bodies.
+const (
+	mediaJSON     = "application/json"
+	mediaYAML     = "application/yaml"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+var acceptedBodyTypes = []string{mediaJSON, mediaYAML, mediaProtobuf}
 
 // Field validation directives (fieldValidation query parameter).
 const (
@@ -73,22 +84,34 @@ func (q *request) fieldValidation() (string, error) {
 // fieldValidation for unknown and duplicate fields. It returns the object
 // and its JSON form.
 func (q *request) decodeBody(body []byte, gvk schema.GroupVersionKind) (runtime.Object, []byte, error) {
-	mediaType, _, err := mime.ParseMediaType(q.r.Header.Get("Content-Type"))
-	if q.r.Header.Get("Content-Type") == "" {
-		mediaType, err = "application/json", nil
-	}
+	ser, err := q.bodyDecoder()
 	if err != nil {
-		return nil, nil, unsupportedMediaType(q.r.Header.Get("Content-Type"), "application/json", "application/yaml")
-	}
-	ser := strictJSON
-	switch mediaType {
-	case "application/json":
-	case "application/yaml":
-		ser = strictYAML
-	default:
-		return nil, nil, unsupportedMediaType(mediaType, "application/json", "application/yaml")
+		return nil, nil, err
 	}
 	return q.decodeWith(ser, body, gvk)
+}
+
+// bodyDecoder picks the decoder for the request's Content-Type: JSON and
+// YAML (strict, honouring fieldValidation) or protobuf, which client-go's
+// generated clients send for built-in kinds.
+func (q *request) bodyDecoder() (runtime.Decoder, error) {
+	ct := q.r.Header.Get("Content-Type")
+	if ct == "" {
+		return strictJSON, nil
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return nil, unsupportedMediaType(ct, acceptedBodyTypes...)
+	}
+	switch mediaType {
+	case mediaJSON:
+		return strictJSON, nil
+	case mediaYAML:
+		return strictYAML, nil
+	case mediaProtobuf:
+		return protobuf, nil
+	}
+	return nil, unsupportedMediaType(mediaType, acceptedBodyTypes...)
 }
 
 func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupVersionKind) (runtime.Object, []byte, error) {

@@ -297,11 +297,18 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		obj, _, err := q.decodeWith(strictJSON, body, metav1.SchemeGroupVersion.WithKind("DeleteOptions"))
+		ser, err := q.bodyDecoder()
 		if err != nil {
 			return nil, err
 		}
-		opts = obj.(*metav1.DeleteOptions)
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := ser.Decode(body, &gvk, opts)
+		if err != nil && !runtime.IsStrictDecodingError(err) {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to decode DeleteOptions: %v", err))
+		}
+		if o, ok := obj.(*metav1.DeleteOptions); ok {
+			opts = o
+		}
 	}
 	query := q.r.URL.Query()
 	if v := query.Get("gracePeriodSeconds"); v != "" {
