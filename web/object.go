@@ -100,12 +100,13 @@ func (d *Dashboard) timeline(o components.Object, events []storage.KeyValue) []c
 			}})
 		}
 	}
+	recorded := recordedTimes(d.cfg.Audit)
 	for _, kv := range events {
 		var e corev1.Event
 		if err := json.Unmarshal(kv.Value, &e); err != nil || !eventAbout(&e, o) {
 			continue
 		}
-		entries = append(entries, timelineEntry{at: eventTime(&e), row: components.TimelineRow{
+		entries = append(entries, timelineEntry{at: preciseEventTime(&e, kv.Key, recorded), row: components.TimelineRow{
 			Source: "event", Actor: eventComponent(&e), Action: e.Reason, Message: e.Message,
 			Type: e.Type, Failed: e.Type == corev1.EventTypeWarning,
 		}})

@@ -92,13 +92,14 @@ func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
 			}})
 		}
 	}
+	recorded := recordedTimes(d.cfg.Audit)
 	for _, kv := range events {
 		var e corev1.Event
 		if err := json.Unmarshal(kv.Value, &e); err != nil {
 			continue
 		}
 		m := eventMessage(&e, kv.Key, kv.ModRevision)
-		entries = append(entries, entry{at: eventTime(&e), item: components.FeedItem{
+		entries = append(entries, entry{at: preciseEventTime(&e, kv.Key, recorded), item: components.FeedItem{
 			Source: "event", Component: m.Component, Action: m.Action, Target: target(m), Href: m.Href,
 			Message: m.Message, Failed: e.Type == corev1.EventTypeWarning,
 		}})

@@ -123,6 +123,36 @@ func eventTime(ev *corev1.Event) time.Time {
 	return ev.CreationTimestamp.Time
 }
 
+// recordedTimes maps the etcd key of every core Event the ring saw written
+// to when the API server received that write. Events in the legacy shape only
+// carry second-precision timestamps; the write's audit time orders them
+// among the requests to the millisecond.
+func recordedTimes(ring *audit.Ring) map[string]time.Time {
+	times := map[string]time.Time{}
+	if ring == nil {
+		return times
+	}
+	for _, rec := range ring.Find(func(ev *audit.Event) bool {
+		return ev.ObjectRef != nil && ev.ObjectRef.Resource == "events" && mutating(ev.Verb) && ev.Annotations[audit.AnnotationEtcdKey] != ""
+	}) {
+		times[rec.Event.Annotations[audit.AnnotationEtcdKey]] = rec.Event.RequestReceivedTimestamp.Time
+	}
+	return times
+}
+
+// preciseEventTime is eventTime, or for an Event without one, the time its
+// latest write was received when that is known and agrees to the second.
+func preciseEventTime(ev *corev1.Event, key string, recorded map[string]time.Time) time.Time {
+	t := eventTime(ev)
+	if !ev.EventTime.IsZero() {
+		return t
+	}
+	if at, ok := recorded[key]; ok && at.Truncate(time.Second).Equal(t.Truncate(time.Second)) {
+		return at
+	}
+	return t
+}
+
 // eventComponent is who reported a core Event.
 func eventComponent(ev *corev1.Event) string {
 	if ev.Source.Component != "" {

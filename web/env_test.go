@@ -1,0 +1,112 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/etcd"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// deadline bounds every wait in these tests; generous, since the machine is
+// shared.
+const deadline = 60 * time.Second
+
+// testHistory is the store's in-memory history in these tests, small so
+// that replays from older revisions go to etcd.
+const testHistory = 8
+
+// env is a dashboard over a real embedded etcd, served on a loopback port.
+type env struct {
+	ctx   context.Context
+	store *storage.Store
+	ring  *audit.Ring
+	dash  *Dashboard
+	srv   *httptest.Server
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srvEtcd, err := etcd.Start(ctx, etcd.Config{
+		DataDir:   t.TempDir(),
+		ClientURL: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		PeerURL:   fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+	})
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	store := storage.New(srvEtcd.Client(), storage.Config{CompactionInterval: -1, History: testHistory})
+	storeDone := make(chan struct{})
+	go func() {
+		defer close(storeDone)
+		if err := store.Run(ctx); err != nil {
+			t.Errorf("store: %v", err)
+		}
+	}()
+	ring := audit.NewRing(0)
+	dash, err := New(Config{Store: store, Audit: ring, Mode: "simulated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		if err := dash.Run(ctx); err != nil {
+			t.Errorf("dashboard: %v", err)
+		}
+	}()
+	e := echo.New()
+	dash.Register(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-hubDone
+		<-storeDone
+		srvEtcd.Close()
+	})
+	select {
+	case <-dash.hub.ready:
+	case <-time.After(deadline):
+		t.Fatal("the dashboard hub did not start")
+	}
+	return &env{ctx: ctx, store: store, ring: ring, dash: dash, srv: srv}
+}
+
+// put writes obj at key, creating or overwriting it, and returns the revision.
+func (e *env) put(t *testing.T, key string, obj any) int64 {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := e.store.GuaranteedUpdate(e.ctx, key, func(*storage.KeyValue) ([]byte, error) { return b, nil })
+	if errors.Is(err, storage.ErrNotFound) {
+		kv, err = e.store.Create(e.ctx, key, b)
+	}
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return kv.ModRevision
+}
