@@ -72,7 +72,15 @@ func validateNameWith(fn apimachineryvalidation.ValidateNameFunc, value string, 
 
 // validatePod is ValidatePodCreate.
 func validatePod(pod *corev1.Pod) field.ErrorList {
-	return validatePodMetadataAndSpec(pod, nil)
+	errs := validatePodMetadataAndSpec(pod, nil)
+	specPath := field.NewPath("spec")
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers"), "cannot be set on create"))
+	}
+	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
+	}
+	return errs
 }
 
 func validatePodMetadataAndSpec(pod *corev1.Pod, old *corev1.Pod) field.ErrorList {

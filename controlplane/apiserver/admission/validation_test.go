@@ -248,6 +248,14 @@ func TestValidateCreate(t *testing.T) {
 			want: []string{`spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type`},
 		},
 		{
+			name: "bound pod with scheduling gates",
+			obj: podWith(func(p *corev1.Pod) {
+				p.Spec.NodeName = "node-1"
+				p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
+			}),
+			want: []string{`spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared`},
+		},
+		{
 			name: "deployment is valid",
 			obj:  webDeployment(func(*appsv1.Deployment) {}),
 		},
