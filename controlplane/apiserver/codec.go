@@ -124,10 +124,14 @@ func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupV
 		return nil, nil, apierrors.NewInternalError(err)
 	}
 	obj, actual, err := ser.Decode(body, &gvk, into)
+	dataKind := gvk
+	if actual != nil && actual.Kind != "" {
+		dataKind = *actual
+	}
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		switch validation {
 		case fieldValidationStrict:
-			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
 		case fieldValidationWarn:
 			for _, msg := range strictErrors(err) {
 				q.w.Header().Add("Warning", fmt.Sprintf("299 - %s", strconv.Quote(msg)))
@@ -136,7 +140,7 @@ func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupV
 		err = nil
 	}
 	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
 	}
 	if actual.GroupVersion() != gvk.GroupVersion() {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), gvk.GroupVersion()))
