@@ -1,0 +1,155 @@
+package webtest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+const (
+	// ChromiumPath is where Debian installs chromium.
+	ChromiumPath = "/usr/bin/chromium"
+	// Timeout bounds every wait; generous because test machines are shared.
+	Timeout = 60 * time.Second
+	// OutputEnv names the directory screenshots are written to.
+	OutputEnv = "GLASSPLANE_TEST_OUTPUT"
+)
+
+// Browser starts a headless chromium with a fresh profile and returns a tab.
+// The browser stops when the test ends. Without chromium the test fails when
+// CI=true and is skipped otherwise.
+func Browser(t testing.TB) context.Context {
+	t.Helper()
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is required in CI: %v", err)
+		}
+		t.Skipf("skipping the browser test: chromium not found at %s", ChromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1440, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	// The first action starts the browser, which lives as long as the
+	// context of that action: it must be ctx itself, not a shorter one.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("failed to start chromium: %v", err)
+	}
+	return ctx
+}
+
+// TestID is a CSS selector for the element whose data-testid is id.
+func TestID(id string) string {
+	return `[data-testid=` + strconv.Quote(id) + `]`
+}
+
+// Navigate opens url in the tab and waits for the page to load.
+func Navigate(t testing.TB, ctx context.Context, url string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("failed to open %s: %v", url, err)
+	}
+}
+
+// WaitSelector waits until an element matching the CSS selector exists.
+func WaitSelector(t testing.TB, ctx context.Context, selector string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
+		t.Fatalf("element %s did not appear: %v", selector, err)
+	}
+}
+
+// WaitFor waits until the JavaScript expression is truthy in the page.
+func WaitFor(t testing.TB, ctx context.Context, expression string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, Timeout+5*time.Second)
+	defer cancel()
+	err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](expression,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(Timeout)))
+	if err != nil {
+		t.Fatalf("condition %s did not hold: %v", expression, err)
+	}
+}
+
+// Eval evaluates a JavaScript expression and returns its value.
+func Eval[T any](t testing.TB, ctx context.Context, expression string) T {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	v, err := chromedp.Run(wctx, chromedp.Evaluate[T](expression))
+	if err != nil {
+		t.Fatalf("failed to evaluate %s: %v", expression, err)
+	}
+	return v
+}
+
+// OutputDir is $GLASSPLANE_TEST_OUTPUT, created if needed, or else a new
+// directory under the system's temporary directory that outlives the test.
+func OutputDir(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv(OutputEnv); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatalf("failed to create %s: %v", dir, err)
+		}
+		return dir
+	}
+	dir, err := os.MkdirTemp("", "glassplane-test-output-")
+	if err != nil {
+		t.Fatalf("failed to create an output directory: %v", err)
+	}
+	return dir
+}
+
+// Screenshot saves the whole page as PNG to path and returns path.
+func Screenshot(t testing.TB, ctx context.Context, path string) string {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	png, err := chromedp.Run(wctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("failed to take a screenshot: %v", err)
+	}
+	if !strings.HasSuffix(path, ".png") {
+		path += ".png"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatalf("failed to create %s: %v", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("failed to write %s: %v", path, err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}
+
+// JSString quotes s as a JavaScript string literal.
+func JSString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}
