@@ -46,6 +46,10 @@ type Scheduler struct {
 	rng                *rand.Rand
 	nextStartNodeIndex int
 
+	// handlerSyncs report whether each event handler has seen the initial
+	// list, so the first cycle sees every node and bound pod.
+	handlerSyncs []toolscache.InformerSynced
+
 	started atomic.Bool
 	ready   chan struct{}
 	binds   sync.WaitGroup
@@ -127,6 +131,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return fmt.Errorf("failed to sync informer cache for %v", typ)
 		}
 	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.handlerSyncs...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("failed to deliver the initial lists to the event handlers")
+	}
 	close(s.ready)
 	s.log.Info("scheduler started", "plugins", s.fwk.FilterPluginNames(), "parallelism", s.cfg.Parallelism)
 
@@ -181,8 +191,10 @@ func (s *Scheduler) addEventHandlers() error {
 	podInformer := s.informers.Core().V1().Pods()
 	s.podLister = podInformer.Lister()
 	nodeInformer := s.informers.Core().V1().Nodes()
+	var reg toolscache.ResourceEventHandlerRegistration
+	var err error
 
-	if _, err := podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
+	reg, err = podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
 		FilterFunc: func(obj interface{}) bool {
 			pod, ok := podFromObj(obj)
 			return ok && pod.Spec.NodeName != "" && !isTerminal(pod)
@@ -208,11 +220,13 @@ func (s *Scheduler) addEventHandlers() error {
 				s.queue.MoveAllToActiveOrBackoffQueue()
 			},
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("failed to add assigned pod handler: %w", err)
 	}
+	s.handlerSyncs = append(s.handlerSyncs, reg.HasSynced)
 
-	if _, err := podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
+	reg, err = podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
 		FilterFunc: func(obj interface{}) bool {
 			pod, ok := podFromObj(obj)
 			return ok && pod.Spec.NodeName == "" && !isTerminal(pod) && s.responsibleForPod(pod)
@@ -233,21 +247,25 @@ func (s *Scheduler) addEventHandlers() error {
 				s.queue.Delete(pod)
 			},
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("failed to add pending pod handler: %w", err)
 	}
+	s.handlerSyncs = append(s.handlerSyncs, reg.HasSynced)
 
-	if _, err := podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	reg, err = podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj interface{}) {
 			if pod, ok := podFromObj(obj); ok {
 				s.decisions.forget(pod.Namespace + "/" + pod.Name)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("failed to add pod deletion handler: %w", err)
 	}
+	s.handlerSyncs = append(s.handlerSyncs, reg.HasSynced)
 
-	if _, err := nodeInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	reg, err = nodeInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			node, _ := nodeFromObj(obj)
 			s.cache.AddNode(node)
@@ -266,9 +284,11 @@ func (s *Scheduler) addEventHandlers() error {
 				s.cache.RemoveNode(node)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("failed to add node handler: %w", err)
 	}
+	s.handlerSyncs = append(s.handlerSyncs, reg.HasSynced)
 	return nil
 }
 

@@ -1,0 +1,322 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+func testNode(name, cpu string, taints ...v1.Taint) *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.NodeSpec{Taints: taints},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU:    resource.MustParse(cpu),
+			v1.ResourceMemory: resource.MustParse("4Gi"),
+			v1.ResourcePods:   resource.MustParse("110"),
+		}},
+	}
+}
+
+func testPod(name, cpu string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name: "app", Image: "busybox",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}},
+		}}},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+}
+
+// bindings records the Bindings the fake API server accepted.
+type bindings struct {
+	mu   sync.Mutex
+	list []*v1.Binding
+}
+
+func (b *bindings) get() []*v1.Binding {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]*v1.Binding(nil), b.list...)
+}
+
+// newFakeClient returns a fake clientset whose pods/binding behaves like the
+// API server's: it sets spec.nodeName and copies the Binding's annotations.
+func newFakeClient(t *testing.T, objects ...runtime.Object) (*fake.Clientset, *bindings) {
+	t.Helper()
+	client := fake.NewClientset(objects...)
+	recorded := &bindings{}
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		ca, ok := action.(clienttesting.CreateAction)
+		if !ok || ca.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := ca.GetObject().(*v1.Binding)
+		obj, err := client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod).DeepCopy()
+		if pod.Spec.NodeName != "" {
+			return true, nil, errors.New("pod already assigned")
+		}
+		pod.Spec.NodeName = b.Target.Name
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		for k, v := range b.Annotations {
+			pod.Annotations[k] = v
+		}
+		if err := client.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
+			return true, nil, err
+		}
+		recorded.mu.Lock()
+		recorded.list = append(recorded.list, b.DeepCopy())
+		recorded.mu.Unlock()
+		return true, b, nil
+	})
+	return client, recorded
+}
+
+// startScheduler runs a scheduler until the test ends.
+func startScheduler(t *testing.T, client *fake.Clientset) *Scheduler {
+	t.Helper()
+	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-s.Ready():
+	case err := <-done:
+		t.Fatalf("Run ended before ready: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("scheduler not ready after 30s")
+	}
+	return s
+}
+
+// eventually polls cond until it holds or a generous deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func findEvent(client *fake.Clientset, reason string) *v1.Event {
+	for _, a := range client.Actions() {
+		ca, ok := a.(clienttesting.CreateAction)
+		if !ok || a.GetResource().Resource != "events" {
+			continue
+		}
+		if ev, ok := ca.GetObject().(*v1.Event); ok && ev.Reason == reason {
+			return ev
+		}
+	}
+	return nil
+}
+
+func TestSchedulesOntoTheOnlyFittingNode(t *testing.T) {
+	client, recorded := newFakeClient(t,
+		testNode("node-1", "2"),
+		testNode("node-2", "500m"),
+		testNode("node-3", "4", v1.Taint{Key: "dedicated", Value: "db", Effect: v1.TaintEffectNoSchedule}),
+		testPod("mypod", "1"),
+	)
+	s := startScheduler(t, client)
+
+	eventually(t, "a binding", func() bool { return len(recorded.get()) > 0 })
+	b := recorded.get()[0]
+	if b.Name != "mypod" || b.Namespace != "default" || b.UID != "uid-mypod" {
+		t.Errorf("binding for %s/%s uid %s, want default/mypod uid-mypod", b.Namespace, b.Name, b.UID)
+	}
+	if b.Target.Kind != "Node" || b.Target.Name != "node-1" {
+		t.Errorf("binding target %+v, want Node node-1", b.Target)
+	}
+
+	raw := b.Annotations[explain.DecisionAnnotation]
+	if len(raw) == 0 || len(raw) > explain.MaxAnnotationBytes {
+		t.Fatalf("decision annotation has %d bytes", len(raw))
+	}
+	var d explain.Decision
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		t.Fatalf("decision annotation is not JSON: %v", err)
+	}
+	if d.Node != "node-1" || d.Pod != "default/mypod" || d.Attempt != 1 || d.Nodes != 3 || d.Feasible != 1 {
+		t.Errorf("decision = %+v", d)
+	}
+	wantFilter := map[string]explain.NodeFilter{
+		"node-1": {Node: "node-1", Passed: true},
+		"node-2": {Node: "node-2", Plugin: "NodeResourcesFit", Reason: "Insufficient cpu"},
+		"node-3": {Node: "node-3", Plugin: "TaintToleration", Reason: "node(s) had untolerated taint(s)"},
+	}
+	if len(d.Filter) != len(wantFilter) {
+		t.Errorf("filter entries = %+v", d.Filter)
+	}
+	for _, f := range d.Filter {
+		if f != wantFilter[f.Node] {
+			t.Errorf("filter entry %+v, want %+v", f, wantFilter[f.Node])
+		}
+	}
+
+	eventually(t, "the Scheduled event", func() bool { return findEvent(client, ReasonScheduled) != nil })
+	ev := findEvent(client, ReasonScheduled)
+	if ev.Message != "Successfully assigned default/mypod to node-1" || ev.Type != v1.EventTypeNormal ||
+		ev.Source.Component != "default-scheduler" || ev.InvolvedObject.Name != "mypod" || ev.InvolvedObject.Kind != "Pod" {
+		t.Errorf("Scheduled event = %+v", ev)
+	}
+
+	eventually(t, "the pod bound in the API", func() bool {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "node-1" && p.Annotations[explain.DecisionAnnotation] != ""
+	})
+	if ds := s.Decisions("default", "mypod"); len(ds) != 1 || ds[0].Message != "Successfully assigned default/mypod to node-1" {
+		t.Errorf("Decisions = %+v", ds)
+	}
+}
+
+func TestFailedSchedulingMessage(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes []runtime.Object
+		pod   *v1.Pod
+		want  string
+	}{
+		{
+			name:  "untolerated taint",
+			nodes: []runtime.Object{testNode("node-1", "2", v1.Taint{Key: "dedicated", Effect: v1.TaintEffectNoSchedule})},
+			pod:   testPod("mypod", "100m"),
+			want:  "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+		},
+		{
+			name:  "insufficient cpu everywhere",
+			nodes: []runtime.Object{testNode("node-1", "1"), testNode("node-2", "1"), testNode("node-3", "1")},
+			pod:   testPod("mypod", "2"),
+			want:  "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		},
+		{
+			name: "mixed reasons",
+			nodes: []runtime.Object{
+				testNode("node-1", "1"),
+				testNode("node-2", "1", v1.Taint{Key: "a", Effect: v1.TaintEffectNoExecute}),
+				func() *v1.Node { n := testNode("node-3", "8"); n.Spec.Unschedulable = true; return n }(),
+			},
+			pod:  testPod("mypod", "2"),
+			want: "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		},
+		{
+			name:  "no nodes",
+			nodes: nil,
+			pod:   testPod("mypod", "1"),
+			want:  "no nodes available to schedule pods",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, recorded := newFakeClient(t, append(tt.nodes, tt.pod)...)
+			s := startScheduler(t, client)
+
+			eventually(t, "the FailedScheduling event", func() bool { return findEvent(client, ReasonFailedScheduling) != nil })
+			ev := findEvent(client, ReasonFailedScheduling)
+			if ev.Message != tt.want {
+				t.Errorf("message\n got %q\nwant %q", ev.Message, tt.want)
+			}
+			if ev.Type != v1.EventTypeWarning || ev.Source.Component != "default-scheduler" {
+				t.Errorf("event type %q from %q, want Warning from default-scheduler", ev.Type, ev.Source.Component)
+			}
+
+			eventually(t, "the PodScheduled condition", func() bool {
+				p, err := client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{})
+				if err != nil {
+					return false
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == v1.PodScheduled {
+						return c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable && c.Message == tt.want
+					}
+				}
+				return false
+			})
+			if ds := s.Decisions("default", "mypod"); len(ds) == 0 || ds[0].Node != "" || ds[0].Message != tt.want {
+				t.Errorf("Decisions = %+v", ds)
+			}
+			if n := len(recorded.get()); n != 0 {
+				t.Errorf("%d bindings for an unschedulable pod", n)
+			}
+		})
+	}
+}
+
+func TestRetriesWhenANodeIsAdded(t *testing.T) {
+	client, recorded := newFakeClient(t, testNode("small", "500m"), testPod("mypod", "1"))
+	startScheduler(t, client)
+	eventually(t, "the FailedScheduling event", func() bool { return findEvent(client, ReasonFailedScheduling) != nil })
+	eventually(t, "the node watch", func() bool {
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "watch" && a.GetResource().Resource == "nodes" {
+				return true
+			}
+		}
+		return false
+	})
+
+	if _, err := client.CoreV1().Nodes().Create(context.Background(), testNode("big", "4"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a binding to the new node", func() bool {
+		bs := recorded.get()
+		return len(bs) == 1 && bs[0].Target.Name == "big"
+	})
+}
+
+func TestIgnoresPodsForOtherSchedulers(t *testing.T) {
+	other := testPod("other", "100m")
+	other.Spec.SchedulerName = "my-scheduler"
+	mine := testPod("mine", "100m")
+	client, recorded := newFakeClient(t, testNode("node-1", "2"), other, mine)
+	startScheduler(t, client)
+
+	eventually(t, "the binding of the default-scheduler pod", func() bool { return len(recorded.get()) == 1 })
+	if b := recorded.get()[0]; b.Name != "mine" {
+		t.Fatalf("bound %s, want mine", b.Name)
+	}
+	p, err := client.CoreV1().Pods("default").Get(context.Background(), "other", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.NodeName != "" {
+		t.Errorf("pod for my-scheduler was bound to %s", p.Spec.NodeName)
+	}
+}
