@@ -115,6 +115,9 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 		return msgs
 	}
 	head := decodeHead(ev.Value)
+	if head.Metadata.Name != "" {
+		ref.Name, ref.Namespace = head.Metadata.Name, head.Metadata.Namespace
+	}
 	msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = head.Kind, ref.Namespace, ref.Name
 	if ref.StorageResource == "events" && head.Kind == "Event" {
 		if ev.Type == storage.EventDelete {
