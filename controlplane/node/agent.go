@@ -1,0 +1,284 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+)
+
+// Defaults for Config.
+const (
+	DefaultLeaseDuration        = 40 * time.Second
+	DefaultLeaseRenewInterval   = 10 * time.Second
+	DefaultNodeStatusInterval   = time.Minute
+	DefaultPodResyncInterval    = time.Second
+	DefaultKubeletVersion       = "v1.33.0+glassplane"
+	DefaultTerminationGrace     = 30 * time.Second
+	LeaseNamespace              = "kube-node-lease"
+	LabelRuntime                = "node.glassplane.io/runtime"
+	initialRestartBackoff       = 10 * time.Second
+	maxRestartBackoff           = 5 * time.Minute
+	initialImagePullBackoff     = 10 * time.Second
+	maxImagePullBackoff         = 5 * time.Minute
+	registerRetryInitialBackoff = 200 * time.Millisecond
+	registerRetryMaxBackoff     = 7 * time.Second
+)
+
+// Config is what the user sets for one node agent.
+type Config struct {
+	// NodeName is the Node object's name. Required.
+	NodeName string
+	// Runtime runs the pods' containers. Required.
+	Runtime runtime.Runtime
+	// Simulated marks a node whose runtime runs no real processes: it gets
+	// the simulated default capacity and pod IPs from a made-up range.
+	Simulated bool
+	// DataDir is the node's data directory (used to measure
+	// ephemeral-storage capacity); "/" when empty.
+	DataDir string
+	// Labels are added to the labels the agent sets on its Node.
+	Labels map[string]string
+	// Capacity overrides resources of the node's capacity (and allocatable).
+	// A simulated node defaults to 4 cpu, 16Gi memory, 110 pods, 100Gi
+	// ephemeral-storage; a containerd node reads the host.
+	Capacity corev1.ResourceList
+	// NodeIP is the node's InternalIP; the host's first non-loopback IPv4
+	// address when empty.
+	NodeIP string
+	// LeaseDuration is the Lease's leaseDurationSeconds (DefaultLeaseDuration).
+	LeaseDuration time.Duration
+	// LeaseRenewInterval is how often the Lease is renewed (DefaultLeaseRenewInterval).
+	LeaseRenewInterval time.Duration
+	// NodeStatusInterval is how often the node status is posted
+	// (DefaultNodeStatusInterval); the Lease is the frequent heartbeat.
+	NodeStatusInterval time.Duration
+	// PodResyncInterval is how often each pod worker checks its containers
+	// (DefaultPodResyncInterval).
+	PodResyncInterval time.Duration
+	// KubeletVersion is reported in nodeInfo.kubeletVersion (DefaultKubeletVersion).
+	KubeletVersion string
+	// Logger receives the agent's logs (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Agent is one node agent. Create it with New and start it with Run.
+type Agent struct {
+	cfg         Config
+	client      kubernetes.Interface
+	log         *slog.Logger
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	nodeIP      string
+	ready       chan struct{}
+	podIPs      *podIPAllocator
+
+	podLister corelisters.PodLister
+
+	mu      sync.Mutex // guards workers and wg adds
+	workers map[types.UID]*podWorker
+	wg      sync.WaitGroup
+}
+
+// New checks cfg, fills in defaults and returns an agent that will talk to
+// the API through client.
+func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
+	if cfg.NodeName == "" {
+		return nil, errors.New("failed to create node agent: no node name")
+	}
+	if cfg.Runtime == nil {
+		return nil, fmt.Errorf("failed to create node agent %q: no runtime", cfg.NodeName)
+	}
+	if client == nil {
+		return nil, fmt.Errorf("failed to create node agent %q: no API client", cfg.NodeName)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "/"
+	}
+	if cfg.LeaseDuration <= 0 {
+		cfg.LeaseDuration = DefaultLeaseDuration
+	}
+	if cfg.LeaseRenewInterval <= 0 {
+		cfg.LeaseRenewInterval = DefaultLeaseRenewInterval
+	}
+	if cfg.NodeStatusInterval <= 0 {
+		cfg.NodeStatusInterval = DefaultNodeStatusInterval
+	}
+	if cfg.PodResyncInterval <= 0 {
+		cfg.PodResyncInterval = DefaultPodResyncInterval
+	}
+	if cfg.KubeletVersion == "" {
+		cfg.KubeletVersion = DefaultKubeletVersion
+	}
+	cfg.Labels = maps.Clone(cfg.Labels)
+	cfg.Capacity = cfg.Capacity.DeepCopy()
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("component", "node", "node", cfg.NodeName)
+	nodeIP := cfg.NodeIP
+	if nodeIP == "" {
+		nodeIP = hostIPv4()
+	}
+	broadcaster := record.NewBroadcaster()
+	a := &Agent{
+		cfg:         cfg,
+		client:      client,
+		log:         log,
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName}),
+		nodeIP:      nodeIP,
+		ready:       make(chan struct{}),
+		workers:     map[types.UID]*podWorker{},
+	}
+	if cfg.Simulated {
+		a.podIPs = newPodIPAllocator(cfg.NodeName)
+	}
+	return a, nil
+}
+
+// Ready is closed once the Node is registered and the pod cache is synced.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
+// Run registers the node, then keeps its Lease and status fresh and runs
+// the pods bound to it until ctx ends. Containers keep running when Run
+// returns; a restarted agent re-adopts them.
+func (a *Agent) Run(ctx context.Context) error {
+	if ensurer, ok := a.cfg.Runtime.(interface{ EnsureDemoImage(context.Context) error }); ok {
+		if err := ensurer.EnsureDemoImage(ctx); err != nil {
+			a.log.Warn("demo image unavailable", "image", runtime.DemoImage, "err", err)
+		} else {
+			a.log.Info("demo image ready", "image", runtime.DemoImage)
+		}
+	}
+	a.log.Info("registering node", "runtime", a.cfg.Runtime.Name())
+	node, err := a.registerWithRetry(ctx)
+	if err != nil {
+		return err
+	}
+	a.log.Info("node registered", "internalIP", a.nodeIP)
+
+	sink := a.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
+	defer a.broadcaster.Shutdown()
+	defer sink.Stop()
+	nodeRef := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	a.recorder.Event(nodeRef, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	a.recorder.Eventf(nodeRef, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", a.cfg.NodeName)
+
+	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
+		}))
+	podInformer := factory.Core().V1().Pods()
+	a.podLister = podInformer.Lister()
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { a.dispatch(ctx, obj) },
+		UpdateFunc: func(_, obj any) { a.dispatch(ctx, obj) },
+		DeleteFunc: func(obj any) { a.dispatch(ctx, obj) },
+	}); err != nil {
+		return fmt.Errorf("failed to watch pods of node %q: %w", a.cfg.NodeName, err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	a.log.Info("waiting for pod cache to sync")
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+		return fmt.Errorf("failed to sync pod cache of node %q: %w", a.cfg.NodeName, ctx.Err())
+	}
+	a.cleanupOrphans(ctx)
+
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); a.leaseLoop(ctx, node) }()
+	go func() { defer loops.Done(); a.nodeStatusLoop(ctx) }()
+	close(a.ready)
+	a.log.Info("node agent ready")
+
+	<-ctx.Done()
+	loops.Wait()
+	// dispatch adds workers only under mu while ctx is live, so once mu
+	// has been taken here no worker can be added and wg.Wait is safe.
+	a.mu.Lock()
+	a.mu.Unlock() //nolint:staticcheck // barrier, see above
+	a.wg.Wait()
+	a.log.Info("node agent stopped")
+	return nil
+}
+
+// cleanupOrphans removes containers of pods that no longer exist (deleted
+// while the agent was away).
+func (a *Agent) cleanupOrphans(ctx context.Context) {
+	ctrs, err := a.cfg.Runtime.ListContainers(ctx, "")
+	if err != nil {
+		a.log.Warn("failed to list containers for cleanup", "err", err)
+		return
+	}
+	pods, err := a.podLister.List(labels.Everything())
+	if err != nil {
+		a.log.Warn("failed to list pods for cleanup", "err", err)
+		return
+	}
+	known := map[string]bool{}
+	for _, p := range pods {
+		known[string(p.UID)] = true
+	}
+	done := map[string]bool{}
+	for _, c := range ctrs {
+		if known[c.PodUID] || done[c.PodUID] {
+			continue
+		}
+		done[c.PodUID] = true
+		a.log.Info("removing containers of deleted pod", "pod", c.PodNamespace+"/"+c.PodName, "uid", c.PodUID)
+		if err := a.cfg.Runtime.RemovePod(ctx, c.PodUID); err != nil {
+			a.log.Warn("failed to remove containers of deleted pod", "uid", c.PodUID, "err", err)
+		}
+	}
+}
+
+// dispatch hands a pod change to the pod's worker, starting one if needed.
+func (a *Agent) dispatch(ctx context.Context, obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName != a.cfg.NodeName {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	w, ok := a.workers[pod.UID]
+	if !ok {
+		w = newPodWorker(pod)
+		a.workers[pod.UID] = w
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.runWorker(ctx, w)
+			a.mu.Lock()
+			delete(a.workers, w.uid)
+			a.mu.Unlock()
+		}()
+	}
+	w.wake()
+}

@@ -1,0 +1,403 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"net"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// Simulated node capacity defaults (what a KWOK node typically advertises).
+var simulatedCapacity = corev1.ResourceList{
+	corev1.ResourceCPU:              resource.MustParse("4"),
+	corev1.ResourceMemory:           resource.MustParse("16Gi"),
+	corev1.ResourcePods:             resource.MustParse("110"),
+	corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+}
+
+// registerWithRetry registers the node, retrying with backoff until the
+// API server accepts it or ctx ends.
+func (a *Agent) registerWithRetry(ctx context.Context) (*corev1.Node, error) {
+	delay := registerRetryInitialBackoff
+	for {
+		node, err := a.registerNode(ctx)
+		if err == nil {
+			return node, nil
+		}
+		a.log.Warn("failed to register node, retrying", "err", err, "retryIn", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("failed to register node %q: %w", a.cfg.NodeName, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(delay*2, registerRetryMaxBackoff)
+	}
+}
+
+// registerNode creates the Node (or takes over an existing one, updating
+// its labels) and posts a fresh status.
+func (a *Agent) registerNode(ctx context.Context) (*corev1.Node, error) {
+	want, err := a.desiredNode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	node, err := a.client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur = cur.DeepCopy()
+			if cur.Labels == nil {
+				cur.Labels = map[string]string{}
+			}
+			maps.Copy(cur.Labels, want.Labels)
+			node, err = a.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to register node %q: %w", a.cfg.NodeName, err)
+	}
+	if err := a.updateNodeStatus(ctx); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// desiredNode is the Node as kubelet would register it.
+func (a *Agent) desiredNode(ctx context.Context) (*corev1.Node, error) {
+	status, err := a.nodeStatus(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		corev1.LabelHostname:      a.cfg.NodeName,
+		corev1.LabelOSStable:      goruntime.GOOS,
+		corev1.LabelArchStable:    goruntime.GOARCH,
+		"beta.kubernetes.io/os":   goruntime.GOOS,
+		"beta.kubernetes.io/arch": goruntime.GOARCH,
+		LabelRuntime:              a.cfg.Runtime.Name(),
+	}
+	maps.Copy(labels, a.cfg.Labels)
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   a.cfg.NodeName,
+			Labels: labels,
+			Annotations: map[string]string{
+				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+			},
+		},
+		Status: *status,
+	}, nil
+}
+
+// nodeStatus computes the node's status; conditions keep their transition
+// times from old.
+func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1.NodeStatus, error) {
+	version, err := a.cfg.Runtime.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get runtime version: %w", err)
+	}
+	capacity := a.capacity()
+	now := metav1.Now()
+	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		c := corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+		if old != nil {
+			for _, o := range old.Conditions {
+				if o.Type == t && o.Status == s {
+					c.LastTransitionTime = o.LastTransitionTime
+				}
+			}
+		}
+		return c
+	}
+	hostname := a.cfg.NodeName
+	info := a.systemInfo()
+	info.ContainerRuntimeVersion = version
+	info.KubeletVersion = a.cfg.KubeletVersion
+	return &corev1.NodeStatus{
+		Capacity:    capacity,
+		Allocatable: capacity.DeepCopy(),
+		Conditions: []corev1.NodeCondition{
+			cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+			cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+			cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+			cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+		},
+		Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: a.nodeIP},
+			{Type: corev1.NodeHostName, Address: hostname},
+		},
+		NodeInfo: info,
+	}, nil
+}
+
+// updateNodeStatus posts the node's current status.
+func (a *Agent) updateNodeStatus(ctx context.Context) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		status, err := a.nodeStatus(ctx, &cur.Status)
+		if err != nil {
+			return err
+		}
+		cur = cur.DeepCopy()
+		cur.Status = *status
+		_, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("failed to update status of node %q: %w", a.cfg.NodeName, err)
+	}
+	return nil
+}
+
+// nodeStatusLoop posts the node status every NodeStatusInterval; a node
+// deleted from the API is registered again.
+func (a *Agent) nodeStatusLoop(ctx context.Context) {
+	t := time.NewTicker(a.cfg.NodeStatusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := a.updateNodeStatus(ctx)
+		if apierrors.IsNotFound(err) {
+			_, err = a.registerNode(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("failed to post node status", "err", err)
+		}
+	}
+}
+
+// leaseLoop creates and renews the node's Lease in kube-node-lease.
+func (a *Agent) leaseLoop(ctx context.Context, node *corev1.Node) {
+	t := time.NewTicker(a.cfg.LeaseRenewInterval)
+	defer t.Stop()
+	for {
+		if err := a.renewLease(ctx, node); err != nil && ctx.Err() == nil {
+			a.log.Warn("failed to renew node lease", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// renewLease sets the Lease's renewTime to now, creating the Lease (owned
+// by the Node, as kubelet does) if it does not exist.
+func (a *Agent) renewLease(ctx context.Context, node *corev1.Node) error {
+	leases := a.client.CoordinationV1().Leases(LeaseNamespace)
+	now := metav1.NewMicroTime(time.Now())
+	spec := coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(a.cfg.NodeName),
+		LeaseDurationSeconds: ptr.To(int32(a.cfg.LeaseDuration / time.Second)),
+		RenewTime:            &now,
+	}
+	cur, err := leases.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: LeaseNamespace},
+			Spec:       spec,
+		}
+		if node != nil && node.UID != "" {
+			lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
+		}
+		if _, err := leases.Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("failed to create lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to get lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+	}
+	cur = cur.DeepCopy()
+	cur.Spec.HolderIdentity = spec.HolderIdentity
+	cur.Spec.LeaseDurationSeconds = spec.LeaseDurationSeconds
+	cur.Spec.RenewTime = spec.RenewTime
+	if _, err := leases.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("failed to renew lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+	}
+	return nil
+}
+
+// capacity is the node's resources: simulated defaults or the host's,
+// with Config.Capacity on top.
+func (a *Agent) capacity() corev1.ResourceList {
+	var c corev1.ResourceList
+	if a.cfg.Simulated {
+		c = simulatedCapacity.DeepCopy()
+	} else {
+		c = corev1.ResourceList{
+			corev1.ResourceCPU:  *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+			corev1.ResourcePods: resource.MustParse("110"),
+		}
+		if mem, err := memTotal(); err == nil {
+			c[corev1.ResourceMemory] = *resource.NewQuantity(mem, resource.BinarySI)
+		} else {
+			a.log.Debug("failed to read memory size", "err", err)
+		}
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(a.cfg.DataDir, &fs); err == nil {
+			c[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(fs.Blocks)*fs.Bsize, resource.BinarySI)
+		} else {
+			a.log.Debug("failed to measure data directory", "dir", a.cfg.DataDir, "err", err)
+		}
+	}
+	maps.Copy(c, a.cfg.Capacity)
+	return c
+}
+
+// memTotal reads MemTotal from /proc/meminfo in bytes.
+func memTotal() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("failed to open %q: %w", "/proc/meminfo", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("failed to parse MemTotal %q: %w", fields[1], err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("failed to find MemTotal in %q", "/proc/meminfo")
+}
+
+// systemInfo describes the host as kubelet does in nodeInfo.
+func (a *Agent) systemInfo() corev1.NodeSystemInfo {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	info := corev1.NodeSystemInfo{
+		MachineID:       read("/etc/machine-id"),
+		SystemUUID:      read("/sys/class/dmi/id/product_uuid"),
+		BootID:          read("/proc/sys/kernel/random/boot_id"),
+		KernelVersion:   read("/proc/sys/kernel/osrelease"),
+		OSImage:         osImage(),
+		OperatingSystem: goruntime.GOOS,
+		Architecture:    goruntime.GOARCH,
+	}
+	if a.cfg.Simulated {
+		h := fnv.New64a()
+		h.Write([]byte(a.cfg.NodeName))
+		id := fmt.Sprintf("%016x%016x", h.Sum64(), h.Sum64()^0x5bd1e995)
+		info.MachineID, info.SystemUUID = id, id
+		info.OSImage = "Glassplane simulated node"
+	}
+	return info
+}
+
+// osImage is PRETTY_NAME from /etc/os-release.
+func osImage() string {
+	b, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		return goruntime.GOOS
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return goruntime.GOOS
+}
+
+// hostIPv4 is the first IPv4 address of an up, non-loopback interface, or
+// 127.0.0.1 when there is none.
+func hostIPv4() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, addr := range addrs {
+			if ipn, ok := addr.(*net.IPNet); ok && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+// podIPAllocator hands out made-up pod IPs for a simulated node from a /24
+// derived from the node name (10.244.N.0/24); no traffic ever goes there.
+type podIPAllocator struct {
+	prefix string
+
+	mu    sync.Mutex // guards next and byUID
+	next  int
+	byUID map[string]string
+}
+
+func newPodIPAllocator(nodeName string) *podIPAllocator {
+	h := fnv.New32a()
+	h.Write([]byte(nodeName))
+	return &podIPAllocator{prefix: fmt.Sprintf("10.244.%d.", h.Sum32()%250+1), next: 2, byUID: map[string]string{}}
+}
+
+// get returns the pod's IP, allocating one on first use.
+func (p *podIPAllocator) get(uid string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ip, ok := p.byUID[uid]; ok {
+		return ip
+	}
+	ip := p.prefix + strconv.Itoa(p.next)
+	p.next++
+	if p.next > 254 {
+		p.next = 2
+	}
+	p.byUID[uid] = ip
+	return ip
+}
+
+// release forgets the pod's IP.
+func (p *podIPAllocator) release(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.byUID, uid)
+}

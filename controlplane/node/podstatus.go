@@ -1,0 +1,265 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+)
+
+// podIP is the pod's IP: the node's for hostNetwork pods, a made-up one on
+// simulated nodes, none otherwise (pod networking comes with CNI).
+func (a *Agent) podIP(pod *corev1.Pod) string {
+	switch {
+	case pod.Spec.HostNetwork:
+		return a.nodeIP
+	case a.podIPs != nil:
+		return a.podIPs.get(string(pod.UID))
+	default:
+		return ""
+	}
+}
+
+// postStatus computes the pod's status from its containers and writes it
+// with UpdateStatus if it changed.
+func (a *Agent) postStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus, sandboxReady, terminating bool) {
+	status := a.podStatus(w, pod, byName, sandboxReady, terminating)
+	if w.lastStatus != nil && equality.Semantic.DeepEqual(*w.lastStatus, *status) {
+		return
+	}
+	if equality.Semantic.DeepEqual(pod.Status, *status) {
+		w.lastStatus = status
+		return
+	}
+	cur := pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		next := cur.DeepCopy()
+		next.Status = *status
+		_, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			fresh, getErr := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if getErr != nil {
+				return getErr
+			}
+			if fresh.UID != pod.UID {
+				return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+			}
+			cur = fresh
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		w.lastStatus = status
+		a.log.Debug("pod status updated", "pod", pod.Namespace+"/"+pod.Name, "phase", status.Phase)
+	case apierrors.IsNotFound(err) || ctx.Err() != nil:
+	default:
+		a.log.Warn("failed to update pod status", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+	}
+}
+
+// podStatus builds the status kubelet would report: phase, conditions,
+// IPs, start time and one container status per spec container.
+func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus, sandboxReady, terminating bool) *corev1.PodStatus {
+	st := pod.Status.DeepCopy()
+	if w.startTime == nil {
+		if st.StartTime != nil {
+			w.startTime = st.StartTime.DeepCopy()
+		} else {
+			now := metav1.Now()
+			w.startTime = &now
+		}
+	}
+	st.StartTime = w.startTime.DeepCopy()
+	st.HostIP = a.nodeIP
+	st.HostIPs = []corev1.HostIP{{IP: a.nodeIP}}
+	if ip := a.podIP(pod); ip != "" {
+		st.PodIP = ip
+		st.PodIPs = []corev1.PodIP{{IP: ip}}
+	}
+
+	scheme := a.cfg.Runtime.Name()
+	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
+	var unready []string
+	for _, c := range pod.Spec.Containers {
+		cs := containerStatus(w, c, byName[c.Name], scheme)
+		if !cs.Ready {
+			unready = append(unready, c.Name)
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	st.Phase = podPhase(pod.Spec.RestartPolicy, st.ContainerStatuses, terminating)
+
+	ready := corev1.ConditionTrue
+	reason, msg := "", ""
+	if len(unready) > 0 {
+		ready = corev1.ConditionFalse
+		reason = "ContainersNotReady"
+		msg = fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
+	}
+	podReady, podReason, podMsg := ready, reason, msg
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		podReady, podReason, podMsg = corev1.ConditionFalse, "PodCompleted", ""
+		ready, reason, msg = corev1.ConditionFalse, "PodCompleted", ""
+	}
+	sandbox := corev1.ConditionFalse
+	if sandboxReady && !terminating {
+		sandbox = corev1.ConditionTrue
+	}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			scheduled = c
+		}
+	}
+	want := []corev1.PodCondition{
+		{Type: corev1.PodReadyToStartContainers, Status: sandbox},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: podReady, Reason: podReason, Message: podMsg},
+		{Type: corev1.ContainersReady, Status: ready, Reason: reason, Message: msg},
+		scheduled,
+	}
+	st.Conditions = mergeConditions(pod.Status.Conditions, want)
+	return st
+}
+
+// mergeConditions returns want (in its order, then any other old
+// conditions), keeping an old condition's transition time when its status
+// did not change.
+func mergeConditions(old, want []corev1.PodCondition) []corev1.PodCondition {
+	now := metav1.Now()
+	out := make([]corev1.PodCondition, 0, len(want)+len(old))
+	seen := map[corev1.PodConditionType]bool{}
+	for _, c := range want {
+		seen[c.Type] = true
+		c.LastTransitionTime = now
+		for _, o := range old {
+			if o.Type == c.Type && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+				c.LastProbeTime = o.LastProbeTime
+			}
+		}
+		out = append(out, c)
+	}
+	for _, o := range old {
+		if !seen[o.Type] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// containerStatus reports one spec container from its runtime instances
+// (oldest first) and the worker's waiting reasons.
+func containerStatus(w *podWorker, c corev1.Container, insts []runtime.ContainerStatus, scheme string) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
+	if norm, err := runtime.NormalizeImageRef(c.Image); err == nil {
+		cs.Image = norm
+	}
+	waiting, hasWaiting := w.waiting[c.Name]
+	if len(insts) == 0 {
+		if !hasWaiting {
+			waiting = waitingReason{reason: "ContainerCreating"}
+		}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting.reason, Message: waiting.message}
+		return cs
+	}
+	latest := insts[len(insts)-1]
+	cs.ContainerID = scheme + "://" + latest.ID
+	cs.ImageID = latest.ImageID
+	cs.RestartCount = int32(latest.Attempt)
+	switch latest.State {
+	case runtime.StateRunning:
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(latest.StartedAt)}
+		cs.Ready = true
+		cs.Started = ptr.To(true)
+	case runtime.StateCreated:
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+	default:
+		term := terminatedState(latest, scheme)
+		if hasWaiting {
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting.reason, Message: waiting.message}
+			cs.LastTerminationState.Terminated = term
+		} else {
+			cs.State.Terminated = term
+		}
+	}
+	if cs.LastTerminationState.Terminated == nil && len(insts) > 1 {
+		prev := insts[len(insts)-2]
+		if prev.State == runtime.StateExited || prev.State == runtime.StateUnknown {
+			cs.LastTerminationState.Terminated = terminatedState(prev, scheme)
+		}
+	}
+	return cs
+}
+
+func terminatedState(c runtime.ContainerStatus, scheme string) *corev1.ContainerStateTerminated {
+	t := &corev1.ContainerStateTerminated{
+		ExitCode:    c.ExitCode,
+		Reason:      c.Reason,
+		StartedAt:   metav1.NewTime(c.StartedAt),
+		FinishedAt:  metav1.NewTime(c.FinishedAt),
+		ContainerID: scheme + "://" + c.ID,
+	}
+	if c.State == runtime.StateUnknown {
+		t.ExitCode = 137
+		t.Reason = "ContainerStatusUnknown"
+		t.Message = "The container could not be located when the pod was terminated"
+	}
+	return t
+}
+
+// podPhase follows kubelet's getPhase: waiting containers keep the pod
+// Pending, any running one makes it Running, and when all have stopped the
+// restartPolicy decides between Running, Succeeded and Failed. A
+// terminating pod whose containers have all stopped is terminal.
+func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, terminating bool) corev1.PodPhase {
+	var waiting, running, stopped, succeeded int
+	for _, cs := range statuses {
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case cs.LastTerminationState.Terminated != nil:
+			stopped++
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case terminating && running == 0:
+		if stopped > 0 && stopped == succeeded && waiting == 0 {
+			return corev1.PodSucceeded
+		}
+		return corev1.PodFailed
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case stopped > 0:
+		switch {
+		case policy == corev1.RestartPolicyAlways:
+			return corev1.PodRunning
+		case stopped == succeeded:
+			return corev1.PodSucceeded
+		case policy == corev1.RestartPolicyNever:
+			return corev1.PodFailed
+		default:
+			return corev1.PodRunning
+		}
+	default:
+		return corev1.PodPending
+	}
+}

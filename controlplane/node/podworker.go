@@ -1,0 +1,502 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+)
+
+// podWorker runs one pod. Its fields below wakeCh belong to the worker's
+// goroutine alone.
+type podWorker struct {
+	uid       types.UID
+	namespace string
+	name      string
+	wakeCh    chan struct{}
+
+	startTime *metav1.Time
+	// waiting says why a container is not running (ErrImagePull,
+	// ImagePullBackOff, CrashLoopBackOff, ...), by container name.
+	waiting map[string]waitingReason
+	// backoffs delay retries of failed image pulls and container creations.
+	backoffs map[string]*backoff
+	// lastStatus is the status last written, to skip identical writes.
+	lastStatus *corev1.PodStatus
+	// deleteSent is set once the pod's containers are gone and the final
+	// Delete was sent; the worker then waits for the pod to disappear.
+	deleteSent bool
+}
+
+type waitingReason struct {
+	reason  string
+	message string
+}
+
+type backoff struct {
+	delay time.Duration
+	until time.Time
+	err   string
+}
+
+func newPodWorker(pod *corev1.Pod) *podWorker {
+	return &podWorker{
+		uid:       pod.UID,
+		namespace: pod.Namespace,
+		name:      pod.Name,
+		wakeCh:    make(chan struct{}, 1),
+		waiting:   map[string]waitingReason{},
+		backoffs:  map[string]*backoff{},
+	}
+}
+
+// wake asks the worker to sync soon; it never blocks.
+func (w *podWorker) wake() {
+	select {
+	case w.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// fail records a failure of key and doubles its back-off.
+func (w *podWorker) fail(key string, err error, initial, maxDelay time.Duration) {
+	b := w.backoffs[key]
+	if b == nil {
+		b = &backoff{}
+		w.backoffs[key] = b
+	}
+	if b.delay == 0 {
+		b.delay = initial
+	} else {
+		b.delay = min(b.delay*2, maxDelay)
+	}
+	b.until = time.Now().Add(b.delay)
+	b.err = err.Error()
+}
+
+// backingOff returns the key's back-off if it has not expired.
+func (w *podWorker) backingOff(key string) (*backoff, bool) {
+	b := w.backoffs[key]
+	if b == nil || !time.Now().Before(b.until) {
+		return b, false
+	}
+	return b, true
+}
+
+// runWorker syncs the pod on every change and every PodResyncInterval
+// until the pod is gone or ctx ends.
+func (a *Agent) runWorker(ctx context.Context, w *podWorker) {
+	t := time.NewTicker(a.cfg.PodResyncInterval)
+	defer t.Stop()
+	for {
+		if a.syncPod(ctx, w) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wakeCh:
+		case <-t.C:
+		}
+	}
+}
+
+// syncPod moves the pod one step towards what its spec asks and reports
+// the result. It returns true once the pod is gone from the API and its
+// containers are removed.
+func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
+	pod, err := a.podLister.Pods(w.namespace).Get(w.name)
+	if err != nil || pod.UID != w.uid {
+		if err := a.cfg.Runtime.RemovePod(ctx, string(w.uid)); err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("failed to remove containers of deleted pod", "pod", w.namespace+"/"+w.name, "err", err)
+			}
+			return false
+		}
+		if a.podIPs != nil {
+			a.podIPs.release(string(w.uid))
+		}
+		a.log.Debug("pod gone", "pod", w.namespace+"/"+w.name)
+		return true
+	}
+	if pod.DeletionTimestamp != nil {
+		a.terminatePod(ctx, w, pod)
+		return false
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	a.runPod(ctx, w, pod)
+	return false
+}
+
+// runPod makes sure each container of the pod runs (or has run, per its
+// restartPolicy) and posts the pod's status.
+func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
+	spec := podSpecFor(pod)
+	if err := a.cfg.Runtime.StartPod(ctx, spec); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		a.recorder.Eventf(podRef(pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		a.postStatus(ctx, w, pod, nil, false, false)
+		return
+	}
+	byName, err := a.containersByName(ctx, w.uid)
+	if err != nil {
+		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+		return
+	}
+	for _, c := range pod.Spec.Containers {
+		insts := byName[c.Name]
+		if len(insts) == 0 {
+			a.startContainer(ctx, w, pod, spec, c, 0)
+			continue
+		}
+		latest := insts[len(insts)-1]
+		switch latest.State {
+		case runtime.StateRunning:
+			delete(w.waiting, c.Name)
+		case runtime.StateCreated:
+			a.startCreated(ctx, w, pod, c, latest.ID)
+		default:
+			if !shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+				delete(w.waiting, c.Name)
+				continue
+			}
+			delay := restartDelay(latest.Attempt)
+			finished := latest.FinishedAt
+			if finished.IsZero() {
+				finished = latest.StartedAt
+			}
+			if time.Now().Before(finished.Add(delay)) {
+				if w.waiting[c.Name].reason != "CrashLoopBackOff" {
+					a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDescription(pod))
+				}
+				w.waiting[c.Name] = waitingReason{"CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podDescription(pod))}
+				continue
+			}
+			for _, old := range insts[:len(insts)-1] {
+				if err := a.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
+					a.log.Warn("failed to remove old container", "pod", w.namespace+"/"+w.name, "container", c.Name, "err", err)
+				}
+			}
+			a.startContainer(ctx, w, pod, spec, c, latest.Attempt+1)
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	byName, err = a.containersByName(ctx, w.uid)
+	if err != nil {
+		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+		return
+	}
+	a.postStatus(ctx, w, pod, byName, true, false)
+}
+
+// containersByName groups the pod's containers by name, oldest attempt first.
+func (a *Agent) containersByName(ctx context.Context, uid types.UID) (map[string][]runtime.ContainerStatus, error) {
+	list, err := a.cfg.Runtime.ListContainers(ctx, string(uid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]runtime.ContainerStatus{}
+	for _, c := range list {
+		out[c.Name] = append(out[c.Name], c)
+	}
+	for _, insts := range out {
+		sort.SliceStable(insts, func(i, j int) bool { return insts[i].Attempt < insts[j].Attempt })
+	}
+	return out, nil
+}
+
+// startContainer gets the image, creates and starts one container,
+// emitting kubelet's events for each step.
+func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, spec runtime.PodSpec, c corev1.Container, attempt int) {
+	ref := containerRef(pod, c.Name)
+	if !a.ensureImage(ctx, w, pod, c) {
+		return
+	}
+	createKey := "create/" + c.Name
+	if b, ok := w.backingOff(createKey); ok {
+		w.waiting[c.Name] = waitingReason{"CreateContainerError", b.err}
+		return
+	}
+	id, err := a.cfg.Runtime.CreateContainer(ctx, spec, a.containerSpec(pod, c, attempt))
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		w.fail(createKey, err, initialRestartBackoff, maxRestartBackoff)
+		w.waiting[c.Name] = waitingReason{"CreateContainerError", err.Error()}
+		a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		return
+	}
+	delete(w.backoffs, createKey)
+	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	a.startCreated(ctx, w, pod, c, id)
+}
+
+// startCreated starts a created container.
+func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, id string) {
+	ref := containerRef(pod, c.Name)
+	if err := a.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		w.waiting[c.Name] = waitingReason{"RunContainerError", err.Error()}
+		a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		if rmErr := a.cfg.Runtime.RemoveContainer(ctx, id); rmErr != nil {
+			a.log.Warn("failed to remove container that did not start", "pod", w.namespace+"/"+w.name, "container", c.Name, "err", rmErr)
+		}
+		return
+	}
+	delete(w.waiting, c.Name)
+	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
+}
+
+// ensureImage finds or pulls the container's image, following its
+// imagePullPolicy for absent images, with kubelet's events and waiting
+// reasons (ErrImagePull, then ImagePullBackOff). An image already on the
+// node is used whatever the policy: nodes here are usually offline.
+func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) bool {
+	ref := containerRef(pod, c.Name)
+	_, present, err := a.cfg.Runtime.ImageStatus(ctx, c.Image)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		if w.waiting[c.Name].reason != "InvalidImageName" {
+			msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+			a.recorder.Event(ref, corev1.EventTypeWarning, "InspectFailed", msg)
+			a.recorder.Event(ref, corev1.EventTypeWarning, "Failed", "Error: InvalidImageName")
+			w.waiting[c.Name] = waitingReason{"InvalidImageName", msg}
+		}
+		return false
+	}
+	if present {
+		a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+		return true
+	}
+	if c.ImagePullPolicy == corev1.PullNever {
+		if w.waiting[c.Name].reason != "ErrImageNeverPull" {
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			a.recorder.Event(ref, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
+			a.recorder.Event(ref, corev1.EventTypeWarning, "Failed", "Error: ErrImageNeverPull")
+			w.waiting[c.Name] = waitingReason{"ErrImageNeverPull", msg}
+		}
+		return false
+	}
+	pullKey := "pull/" + c.Image
+	if b, ok := w.backingOff(pullKey); ok {
+		if w.waiting[c.Name].reason != "ImagePullBackOff" {
+			a.recorder.Eventf(ref, corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", c.Image)
+			a.recorder.Event(ref, corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
+		}
+		w.waiting[c.Name] = waitingReason{"ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", c.Image, b.err)}
+		return false
+	}
+	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	start := time.Now()
+	img, err := a.cfg.Runtime.PullImage(ctx, c.Image)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		w.fail(pullKey, err, initialImagePullBackoff, maxImagePullBackoff)
+		a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		a.recorder.Event(ref, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
+		w.waiting[c.Name] = waitingReason{"ErrImagePull", err.Error()}
+		return false
+	}
+	delete(w.backoffs, pullKey)
+	took := time.Since(start).Truncate(time.Millisecond)
+	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)
+	return true
+}
+
+// terminatePod stops the pod's containers with its grace period, removes
+// them and deletes the pod object with grace 0, as kubelet's status
+// manager does once a terminating pod's containers are gone.
+func (a *Agent) terminatePod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
+	if w.deleteSent {
+		return
+	}
+	byName, err := a.containersByName(ctx, w.uid)
+	if err != nil {
+		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+		return
+	}
+	for _, c := range pod.Spec.Containers {
+		insts := byName[c.Name]
+		if len(insts) > 0 && insts[len(insts)-1].State == runtime.StateRunning {
+			a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+		}
+	}
+	grace := DefaultTerminationGrace
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		grace = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	a.log.Debug("stopping pod", "pod", w.namespace+"/"+w.name, "grace", grace)
+	if err := a.cfg.Runtime.StopPod(ctx, string(w.uid), grace); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Warn("failed to stop pod", "pod", w.namespace+"/"+w.name, "err", err)
+	}
+	if byName, err = a.containersByName(ctx, w.uid); err == nil {
+		a.postStatus(ctx, w, pod, byName, true, true)
+	}
+	if err := a.cfg.Runtime.RemovePod(ctx, string(w.uid)); err != nil {
+		if ctx.Err() == nil {
+			a.log.Warn("failed to remove pod containers", "pod", w.namespace+"/"+w.name, "err", err)
+		}
+		return
+	}
+	uid := w.uid
+	err = a.client.CoreV1().Pods(w.namespace).Delete(ctx, w.name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if ctx.Err() == nil {
+			a.log.Warn("failed to delete pod", "pod", w.namespace+"/"+w.name, "err", err)
+		}
+		return
+	}
+	w.deleteSent = true
+	a.log.Debug("pod terminated", "pod", w.namespace+"/"+w.name)
+}
+
+// shouldRestart applies the pod's restartPolicy to an exited container.
+func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return exitCode != 0
+	default:
+		return true
+	}
+}
+
+// restartDelay is how long an exited container waits before the restart
+// that makes attempt+1: none for the first restart, then 10s doubling up
+// to 5 minutes, like kubelet's CrashLoopBackOff.
+func restartDelay(attempt int) time.Duration {
+	if attempt <= 0 {
+		return 0
+	}
+	d := initialRestartBackoff
+	for i := 1; i < attempt && d < maxRestartBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRestartBackoff)
+}
+
+// podSpecFor is what the runtime needs to know of the pod.
+func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
+	hostname := pod.Spec.Hostname
+	if hostname == "" {
+		hostname = pod.Name
+	}
+	return runtime.PodSpec{
+		UID:           string(pod.UID),
+		Namespace:     pod.Namespace,
+		Name:          pod.Name,
+		Hostname:      hostname,
+		HostNetwork:   pod.Spec.HostNetwork,
+		RestartPolicy: string(pod.Spec.RestartPolicy),
+	}
+}
+
+// containerSpec resolves a pod container for the runtime: env values
+// (literal and the common fieldRefs) and resource limits.
+func (a *Agent) containerSpec(pod *corev1.Pod, c corev1.Container, attempt int) runtime.ContainerSpec {
+	env := make([]string, 0, len(c.Env))
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			v = a.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath)
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	spec := runtime.ContainerSpec{
+		Name:       c.Name,
+		Image:      c.Image,
+		Command:    c.Command,
+		Args:       c.Args,
+		Env:        env,
+		WorkingDir: c.WorkingDir,
+		Attempt:    attempt,
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		spec.CPUMillis = q.MilliValue()
+	}
+	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		spec.CPURequestMillis = q.MilliValue()
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		spec.MemoryBytes = q.Value()
+	}
+	return spec
+}
+
+// fieldRefValue resolves the downward-API fields kubelet resolves itself.
+func (a *Agent) fieldRefValue(pod *corev1.Pod, path string) string {
+	switch path {
+	case "metadata.name":
+		return pod.Name
+	case "metadata.namespace":
+		return pod.Namespace
+	case "metadata.uid":
+		return string(pod.UID)
+	case "spec.nodeName":
+		return pod.Spec.NodeName
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName
+	case "status.hostIP":
+		return a.nodeIP
+	case "status.podIP":
+		return a.podIP(pod)
+	default:
+		return ""
+	}
+}
+
+// podRef refers to the pod in events.
+func podRef(pod *corev1.Pod) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		Kind:            "Pod",
+		APIVersion:      "v1",
+		Namespace:       pod.Namespace,
+		Name:            pod.Name,
+		UID:             pod.UID,
+		ResourceVersion: pod.ResourceVersion,
+	}
+}
+
+// containerRef refers to one container of the pod in events, with the
+// fieldPath kubelet uses.
+func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
+	ref := podRef(pod)
+	ref.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
+	return ref
+}
+
+// podDescription names a pod the way kubelet's messages do: name_namespace(uid).
+func podDescription(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
