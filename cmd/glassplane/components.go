@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/glassplane/glassplane/controlplane/node"
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/scheduler"
+)
+
+// newSchedulerCommand runs the scheduler as its own process against any API
+// server it has a kubeconfig for.
+func newSchedulerCommand() *cobra.Command {
+	var kubeconfig, name string
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run the scheduler as its own process",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("failed to load kubeconfig %q: %w", kubeconfig, err)
+			}
+			client, err := newClient(cfg)
+			if err != nil {
+				return err
+			}
+			s, err := scheduler.New(scheduler.Config{SchedulerName: name}, client)
+			if err != nil {
+				return err
+			}
+			return s.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the scheduler's identity")
+	cmd.Flags().StringVar(&name, "scheduler-name", "default-scheduler", "the spec.schedulerName this scheduler serves")
+	return cmd
+}
+
+// newNodeCommand runs one node agent as its own process.
+func newNodeCommand() *cobra.Command {
+	var (
+		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
+		startDelay                                                    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Run a node agent as its own process",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("failed to load kubeconfig %q: %w", kubeconfig, err)
+			}
+			client, err := newClient(cfg)
+			if err != nil {
+				return err
+			}
+			if nodeName == "" {
+				h, err := os.Hostname()
+				if err != nil {
+					return err
+				}
+				nodeName = strings.ToLower(h)
+			}
+			nc := node.Config{NodeName: nodeName, DataDir: dataDir}
+			switch runtimeName {
+			case "simulated":
+				nc.Runtime = runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: startDelay})
+				nc.Simulated = true
+			case "containerd":
+				if containerdAddress == "" {
+					return fmt.Errorf("--containerd-address is required with --runtime containerd")
+				}
+				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods"})
+				if err != nil {
+					return err
+				}
+				nc.Runtime = rt
+			default:
+				return fmt.Errorf("--runtime must be containerd or simulated, got %q", runtimeName)
+			}
+			agent, err := node.New(nc, client)
+			if err != nil {
+				return err
+			}
+			return agent.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the node's identity (system:node:<name>)")
+	f.StringVar(&nodeName, "node-name", "", "the node's name (default: the host name)")
+	f.StringVar(&runtimeName, "runtime", "simulated", "containerd or simulated")
+	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
+	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
+	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	return cmd
+}
+
+// newImageCommand holds image helpers for the node's containerd.
+func newImageCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "image", Short: "Manage images in the node's containerd"}
+	var dataDir, address string
+	imp := &cobra.Command{
+		Use:   "import FILE.tar",
+		Short: "Import an OCI or docker image archive into the node's containerd",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if address == "" {
+				address = runtime.ManagedContainerdAddress(dataDir)
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return fmt.Errorf("failed to open %q: %w", args[0], err)
+			}
+			defer f.Close()
+			names, err := runtime.ImportImage(cmd.Context(), address, f)
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %s\n", n)
+			}
+			return nil
+		},
+	}
+	imp.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the data directory of `glassplane up` (its managed containerd)")
+	imp.Flags().StringVar(&address, "containerd-address", "", "containerd socket (default: the managed one in --data-dir)")
+	cmd.AddCommand(imp)
+	return cmd
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/etcd"
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/pki"
+	"github.com/glassplane/glassplane/controlplane/scheduler"
+	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/server"
+	"github.com/glassplane/glassplane/web"
+)
+
+// upOptions is what the user set on `glassplane up`.
+type upOptions struct {
+	dataDir             string
+	apiListen           string
+	webListen           string
+	webAllowRemote      bool
+	etcdListen          string
+	etcdPeerListen      string
+	etcdEndpoints       []string
+	containerdAddress   string
+	nodeRuntime         string
+	simulatedNodes      int
+	simulatedStartDelay time.Duration
+	nodeName            string
+	auditLogPath        string
+}
+
+func newUpCommand() *cobra.Command {
+	o := upOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run etcd, the API server, the scheduler, node agents and the dashboard in one process",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUp(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "where etcd, the CA, containerd state and the kubeconfig live")
+	f.StringVar(&o.apiListen, "api-listen", "127.0.0.1:6443", "host:port of the Kubernetes API (HTTPS)")
+	f.StringVar(&o.webListen, "web-listen", "127.0.0.1:8080", "host:port of the dashboard (HTTP); empty disables it")
+	f.BoolVar(&o.webAllowRemote, "web-allow-remote", false, "allow a non-loopback --web-listen (the dashboard has no login yet)")
+	f.StringVar(&o.etcdListen, "etcd-listen", "127.0.0.1:2379", "client URL of the embedded etcd")
+	f.StringVar(&o.etcdPeerListen, "etcd-peer-listen", "", "peer URL of the embedded etcd (default: the client port + 1)")
+	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", nil, "use this external etcd cluster instead of the embedded one")
+	f.StringVar(&o.containerdAddress, "containerd-address", "", "use this containerd socket instead of a managed containerd")
+	f.StringVar(&o.nodeRuntime, "node-runtime", "auto", "the local node: auto (containerd where it can run, else simulated), containerd, simulated or none")
+	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
+	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
+	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
+	return cmd
+}
+
+// runUp starts every part in order, each waiting for the one before, and
+// stops them in reverse when ctx ends.
+func runUp(ctx context.Context, o upOptions) error {
+	log := slog.Default()
+	mode, err := checkUpOptions(&o)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+		return fmt.Errorf("failed to create data dir %q: %w", o.dataDir, err)
+	}
+	dataDir, err := filepath.Abs(o.dataDir)
+	if err != nil {
+		return err
+	}
+
+	// 1. The cluster CA.
+	ca, err := pki.LoadOrCreateCA(dataDir)
+	if err != nil {
+		return err
+	}
+
+	// 2. etcd.
+	etcdSrv, err := etcd.Start(ctx, etcd.Config{
+		DataDir:   dataDir,
+		ClientURL: o.etcdListen,
+		PeerURL:   o.etcdPeerListen,
+		Endpoints: o.etcdEndpoints,
+		Logger:    log,
+	})
+	if err != nil {
+		return err
+	}
+	defer etcdSrv.Close()
+
+	// 3. Storage and the audit ring.
+	store := storage.New(etcdSrv.Client(), storage.Config{Logger: log})
+	ring := audit.NewRing(0)
+	if o.auditLogPath != "" {
+		closer, err := ring.OpenLog(o.auditLogPath)
+		if err != nil {
+			return err
+		}
+		defer closer.Close()
+	}
+
+	// 4. The API server on its TLS listener, and the dashboard's listener.
+	host, _, _ := net.SplitHostPort(o.apiListen)
+	cert, err := ca.Serving(host)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		APIListen:   o.apiListen,
+		WebListen:   o.webListen,
+		Certificate: cert,
+		ClientCAs:   ca.Pool(),
+		Logger:      log,
+	})
+	if err != nil {
+		return err
+	}
+	api, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log})
+	if err != nil {
+		return err
+	}
+	api.Register(srv.API())
+	apiURL := clientURL(srv.APIURL())
+
+	g, ctx := errgroup.WithContext(ctx)
+	stopStore := runPart(ctx, g, "storage", store.Run)
+	defer stopStore()
+	select {
+	case <-store.Ready():
+	case <-ctx.Done():
+		return g.Wait()
+	}
+	if err := api.Bootstrap(ctx); err != nil {
+		return err
+	}
+
+	// 5. The kubeconfig people use.
+	kubeconfigPath := filepath.Join(dataDir, "kubeconfig")
+	kc, err := ca.Kubeconfig(apiURL, pki.AdminUser, pki.AdminGroup)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
+		return fmt.Errorf("failed to write %q: %w", kubeconfigPath, err)
+	}
+
+	// 6. The dashboard, acting through the API with its own identity.
+	if srv.Web() != nil {
+		dashCfg, err := ca.RESTConfig(apiURL, "system:glassplane-dashboard", pki.AdminGroup)
+		if err != nil {
+			return err
+		}
+		dash, err := web.New(web.Config{Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode})
+		if err != nil {
+			return err
+		}
+		dash.Register(srv.Web())
+		stopDash := runPart(ctx, g, "dashboard", dash.Run)
+		defer stopDash()
+	}
+	stopServer := runPart(ctx, g, "server", srv.Run)
+	defer stopServer()
+
+	// 7. The scheduler, as system:kube-scheduler.
+	schedClient, err := clientFor(ca, apiURL, "system:kube-scheduler")
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(scheduler.Config{Logger: log}, schedClient)
+	if err != nil {
+		return err
+	}
+	stopSched := runPart(ctx, g, "scheduler", sched.Run)
+	defer stopSched()
+
+	// 8. Node agents, each as system:node:<name>.
+	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, ca, apiURL)
+	if err != nil {
+		return err
+	}
+	defer stopNodes()
+
+	fmt.Printf("\nGlassplane is up (nodes: %s).\n", describeMode(mode, o))
+	if srv.WebURL() != "" {
+		fmt.Printf("Dashboard:  %s\n", srv.WebURL())
+	}
+	fmt.Printf("API:        %s\n", apiURL)
+	fmt.Printf("kubectl:    export KUBECONFIG=%s\n\n", kubeconfigPath)
+
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	log.Info("glassplane stopped")
+	return err
+}
+
+// runPart runs one part's Run in g with its own context and returns the
+// function that stops it and waits; deferred, these stop parts in reverse
+// start order.
+func runPart(ctx context.Context, g *errgroup.Group, name string, run func(context.Context) error) (stop func()) {
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	g.Go(func() error {
+		defer close(done)
+		err := run(pctx)
+		if err != nil && pctx.Err() == nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	return func() { cancel(); <-done }
+}
+
+// checkUpOptions refuses contradictory flags and decides the local node's
+// runtime ("containerd", "simulated" or "none").
+func checkUpOptions(o *upOptions) (string, error) {
+	if o.simulatedNodes < 0 {
+		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
+	}
+	if o.webListen != "" && !o.webAllowRemote && !isLoopback(o.webListen) {
+		return "", fmt.Errorf("--web-listen %q is not a loopback address; the dashboard has no login yet, so pass --web-allow-remote to expose it anyway", o.webListen)
+	}
+	switch o.nodeRuntime {
+	case "none", "simulated":
+		return o.nodeRuntime, nil
+	case "containerd":
+		if o.containerdAddress == "" {
+			if ok, why := runtime.CanRunContainerd(); !ok {
+				return "", fmt.Errorf("--node-runtime containerd: %s", why)
+			}
+		}
+		return "containerd", nil
+	case "auto":
+		if o.containerdAddress != "" {
+			return "containerd", nil
+		}
+		if ok, why := runtime.CanRunContainerd(); !ok {
+			slog.Warn("containerd cannot run here, so the local node is simulated: " + why)
+			return "simulated", nil
+		}
+		return "containerd", nil
+	}
+	return "", fmt.Errorf("--node-runtime must be auto, containerd, simulated or none, got %q", o.nodeRuntime)
+}
+
+func describeMode(mode string, o upOptions) string {
+	parts := []string{}
+	switch mode {
+	case "containerd":
+		parts = append(parts, "the local node runs real containers in containerd")
+	case "simulated":
+		parts = append(parts, "the local node is simulated (no real containers)")
+	}
+	if o.simulatedNodes > 0 {
+		parts = append(parts, fmt.Sprintf("%d simulated nodes", o.simulatedNodes))
+	}
+	if len(parts) == 0 {
+		return "no nodes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// clientURL turns the API's listen URL into one clients can dial: a wildcard
+// host becomes loopback.
+func clientURL(listenURL string) string {
+	rest, _ := strings.CutPrefix(listenURL, "https://")
+	host, port, err := net.SplitHostPort(rest)
+	if err != nil {
+		return listenURL
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "https://" + net.JoinHostPort(host, port)
+}
+
+// clientFor returns a clientset acting as user (in groups) at apiURL.
+func clientFor(ca *pki.CA, apiURL, user string, groups ...string) (kubernetes.Interface, error) {
+	cfg, err := ca.RESTConfig(apiURL, user, groups...)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(cfg)
+}
+
+// newClient raises client-go's default rate limits: the components share the
+// process with the API server, so its own limits are the ones that matter.
+func newClient(cfg *rest.Config) (kubernetes.Interface, error) {
+	cfg.QPS, cfg.Burst = 1000, 2000
+	return kubernetes.NewForConfig(cfg)
+}
