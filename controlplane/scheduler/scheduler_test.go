@@ -237,6 +237,17 @@ func TestFailedSchedulingMessage(t *testing.T) {
 			want: "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
 		},
 		{
+			name: "no room left and no lower-priority pod to evict",
+			nodes: []runtime.Object{testNode("node-1", "2"), func() *v1.Pod {
+				p := testPod("busy", "1500m")
+				p.Spec.NodeName = "node-1"
+				p.Status.Phase = v1.PodRunning
+				return p
+			}()},
+			pod:  testPod("mypod", "1"),
+			want: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+		},
+		{
 			name:  "no nodes",
 			nodes: nil,
 			pod:   testPod("mypod", "1"),
@@ -318,5 +329,40 @@ func TestIgnoresPodsForOtherSchedulers(t *testing.T) {
 	}
 	if p.Spec.NodeName != "" {
 		t.Errorf("pod for my-scheduler was bound to %s", p.Spec.NodeName)
+	}
+}
+
+func TestScoresPreferTheEmptierNode(t *testing.T) {
+	busy := testPod("busy", "3")
+	busy.Spec.NodeName = "node-a"
+	busy.Status.Phase = v1.PodRunning
+	client, recorded := newFakeClient(t, testNode("node-a", "4"), testNode("node-b", "4"), busy, testPod("mypod", "500m"))
+	s := startScheduler(t, client)
+
+	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
+	if b := recorded.get()[0]; b.Target.Name != "node-b" {
+		t.Fatalf("bound to %s, want the emptier node-b", b.Target.Name)
+	}
+	ds := s.Decisions("default", "mypod")
+	if len(ds) != 1 || len(ds[0].Scores) != 2 {
+		t.Fatalf("decisions = %+v", ds)
+	}
+	best := ds[0].Scores[0]
+	if best.Node != "node-b" || best.Total != ds[0].Scores[0].Total || best.Total <= ds[0].Scores[1].Total {
+		t.Errorf("scores = %+v, want node-b first and strictly best", ds[0].Scores)
+	}
+	plugins := map[string]explain.PluginScore{}
+	for _, p := range best.Plugins {
+		plugins[p.Plugin] = p
+	}
+	// node-b: cpu (4000-500)*100/4000 = 87, memory (4Gi-200Mi)*100/4Gi = 95 → 91.
+	if got := plugins["NodeResourcesFit"]; got.Raw != 91 || got.Weight != 1 || got.Weighted != 91 {
+		t.Errorf("NodeResourcesFit on node-b = %+v, want raw 91 weight 1", got)
+	}
+	if got := plugins["TaintToleration"]; got.Normalized != 100 || got.Weight != 3 || got.Weighted != 300 {
+		t.Errorf("TaintToleration on node-b = %+v, want 100 x 3", got)
+	}
+	if best.Total != 391 {
+		t.Errorf("node-b total = %d, want 391", best.Total)
 	}
 }

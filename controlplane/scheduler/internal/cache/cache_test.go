@@ -1,0 +1,145 @@
+package cache
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func node(name string) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("4"), v1.ResourcePods: resource.MustParse("110"),
+	}}}
+}
+
+func pod(name, nodeName, cpu string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
+		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		}}}},
+	}
+}
+
+func requestedCPU(t *testing.T, c *Cache, s *Snapshot, nodeName string) int64 {
+	t.Helper()
+	c.UpdateSnapshot(s)
+	ni, err := s.Get(nodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ni.Requested.MilliCPU
+}
+
+func TestAssumeConfirmForget(t *testing.T) {
+	tests := []struct {
+		name    string
+		steps   func(t *testing.T, c *Cache)
+		wantCPU map[string]int64
+		assumed bool
+	}{
+		{
+			name:    "assumed pod counts before its binding is seen",
+			steps:   func(t *testing.T, c *Cache) { must(t, c.AssumePod(pod("p", "a", "1"))) },
+			wantCPU: map[string]int64{"a": 1000, "b": 0},
+			assumed: true,
+		},
+		{
+			name: "observed binding confirms the assumed pod once",
+			steps: func(t *testing.T, c *Cache) {
+				must(t, c.AssumePod(pod("p", "a", "1")))
+				must(t, c.AddPod(pod("p", "a", "1")))
+			},
+			wantCPU: map[string]int64{"a": 1000, "b": 0},
+		},
+		{
+			name: "pod observed on another node moves",
+			steps: func(t *testing.T, c *Cache) {
+				must(t, c.AssumePod(pod("p", "a", "1")))
+				must(t, c.AddPod(pod("p", "b", "1")))
+			},
+			wantCPU: map[string]int64{"a": 0, "b": 1000},
+		},
+		{
+			name: "forgotten pod no longer counts",
+			steps: func(t *testing.T, c *Cache) {
+				must(t, c.AssumePod(pod("p", "a", "1")))
+				must(t, c.ForgetPod(pod("p", "a", "1")))
+			},
+			wantCPU: map[string]int64{"a": 0, "b": 0},
+		},
+		{
+			name: "removed pod no longer counts",
+			steps: func(t *testing.T, c *Cache) {
+				must(t, c.AddPod(pod("p", "a", "1")))
+				must(t, c.AddPod(pod("q", "a", "500m")))
+				must(t, c.RemovePod(pod("p", "a", "1")))
+			},
+			wantCPU: map[string]int64{"a": 500, "b": 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New()
+			c.AddNode(node("a"))
+			c.AddNode(node("b"))
+			s := NewSnapshot()
+			c.UpdateSnapshot(s)
+			tt.steps(t, c)
+			for n, want := range tt.wantCPU {
+				if got := requestedCPU(t, c, s, n); got != want {
+					t.Errorf("node %s requested %dm, want %dm", n, got, want)
+				}
+			}
+			if got := c.IsAssumedPod(pod("p", "a", "1")); got != tt.assumed {
+				t.Errorf("IsAssumedPod = %v, want %v", got, tt.assumed)
+			}
+		})
+	}
+}
+
+func TestSnapshotFollowsNodes(t *testing.T) {
+	c := New()
+	s := NewSnapshot()
+	must(t, c.AddPod(pod("early", "late-node", "1")))
+	c.AddNode(node("b"))
+	c.AddNode(node("a"))
+	c.UpdateSnapshot(s)
+	if got := names(s); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("snapshot nodes %v, want [a b] (a node known only from its pods is left out)", got)
+	}
+	before, _ := s.Get("a")
+	c.AddNode(node("late-node"))
+	c.RemoveNode(node("b"))
+	c.UpdateSnapshot(s)
+	if got := names(s); len(got) != 2 || got[0] != "a" || got[1] != "late-node" {
+		t.Fatalf("snapshot nodes %v, want [a late-node]", got)
+	}
+	if after, _ := s.Get("a"); after != before {
+		t.Error("unchanged node was copied again")
+	}
+	if ni, _ := s.Get("late-node"); len(ni.Pods) != 1 || ni.Requested.MilliCPU != 1000 {
+		t.Errorf("late node has %d pods and %dm, want the early pod", len(ni.Pods), ni.Requested.MilliCPU)
+	}
+	if c.NodeCount() != 2 {
+		t.Errorf("NodeCount = %d, want 2", c.NodeCount())
+	}
+}
+
+func names(s *Snapshot) []string {
+	var out []string
+	for _, ni := range s.List() {
+		out = append(out, ni.Node().Name)
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
