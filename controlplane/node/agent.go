@@ -223,12 +223,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// cleanupOrphans removes containers of pods that no longer exist (deleted
-// while the agent was away).
+// cleanupOrphans removes the containers and sandboxes of pods that no
+// longer exist (deleted while the agent was away).
 func (a *Agent) cleanupOrphans(ctx context.Context) {
-	ctrs, err := a.cfg.Runtime.ListContainers(ctx, "")
+	uids, err := a.cfg.Runtime.ListPods(ctx)
 	if err != nil {
-		a.log.Warn("failed to list containers for cleanup", "err", err)
+		a.log.Warn("failed to list pods on the node for cleanup", "err", err)
 		return
 	}
 	pods, err := a.podLister.List(labels.Everything())
@@ -240,15 +240,13 @@ func (a *Agent) cleanupOrphans(ctx context.Context) {
 	for _, p := range pods {
 		known[string(p.UID)] = true
 	}
-	done := map[string]bool{}
-	for _, c := range ctrs {
-		if known[c.PodUID] || done[c.PodUID] {
+	for _, uid := range uids {
+		if known[uid] {
 			continue
 		}
-		done[c.PodUID] = true
-		a.log.Info("removing containers of deleted pod", "pod", c.PodNamespace+"/"+c.PodName, "uid", c.PodUID)
-		if err := a.cfg.Runtime.RemovePod(ctx, c.PodUID); err != nil {
-			a.log.Warn("failed to remove containers of deleted pod", "uid", c.PodUID, "err", err)
+		a.log.Info("removing containers of deleted pod", "uid", uid)
+		if err := a.cfg.Runtime.RemovePod(ctx, uid); err != nil {
+			a.log.Warn("failed to remove containers of deleted pod", "uid", uid, "err", err)
 		}
 	}
 }

@@ -197,13 +197,46 @@ func imageDigestRef(img client.Image) string {
 	return named.Name() + "@" + img.Target().Digest.String()
 }
 
-// StartPod implements Runtime: a pod that is not on the host network gets
-// its own network namespace with loopback up.
+// StartPod implements Runtime: it creates the pod's directory under
+// StateDir (which marks the pod as present on this node) and, unless the
+// pod is on the host network, its own network namespace with loopback up.
 func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) error {
+	dir := filepath.Join(c.cfg.StateDir, pod.UID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("failed to create pod directory %q: %w", dir, err)
+	}
 	if pod.HostNetwork {
 		return nil
 	}
 	return ensureNetns(ctx, pod.UID)
+}
+
+// ListPods implements Runtime: pods with a directory under StateDir or
+// with containers.
+func (c *Containerd) ListPods(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	entries, err := os.ReadDir(c.cfg.StateDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("failed to read state directory %q: %w", c.cfg.StateDir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			seen[e.Name()] = true
+		}
+	}
+	ctrs, err := c.ListContainers(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, ctr := range ctrs {
+		seen[ctr.PodUID] = true
+	}
+	out := make([]string, 0, len(seen))
+	for uid := range seen {
+		out = append(out, uid)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // CreateContainer implements Runtime: it creates the containerd container

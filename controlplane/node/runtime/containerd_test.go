@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -48,9 +49,9 @@ func startTestContainerd(t *testing.T, ctx context.Context) *Containerd {
 	t.Cleanup(func() {
 		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 		defer ccancel()
-		if list, err := rt.ListContainers(cctx, ""); err == nil {
-			for _, c := range list {
-				_ = rt.RemovePod(cctx, c.PodUID)
+		if uids, err := rt.ListPods(cctx); err == nil {
+			for _, uid := range uids {
+				_ = rt.RemovePod(cctx, uid)
 			}
 		}
 		rt.Close()
@@ -141,12 +142,12 @@ func TestContainerdRunsDemoPod(t *testing.T) {
 	}
 	var page string
 	waitFor(t, "the demo page over wget inside the pod", time.Minute, func() (bool, error) {
-		var out bytes.Buffer
+		var out, errOut bytes.Buffer
 		proc, err := task.Exec(ctx, "wget-"+time.Now().Format("150405.000000000"), &specs.Process{
 			Args: []string{"wget", "-q", "-O", "-", "http://127.0.0.1:8080/"},
 			Env:  []string{"PATH=/bin"},
 			Cwd:  "/",
-		}, cio.NewCreator(cio.WithStreams(nil, &out, &out)))
+		}, cio.NewCreator(cio.WithStreams(nil, &out, &errOut)))
 		if err != nil {
 			return false, err
 		}
@@ -161,7 +162,7 @@ func TestContainerdRunsDemoPod(t *testing.T) {
 		<-exitCh
 		proc.IO().Wait()
 		page = out.String()
-		return strings.Contains(page, "Hello from hello"), nil
+		return strings.Contains(page, "Hello from hello"), fmt.Errorf("wget said %q", errOut.String())
 	})
 
 	start := time.Now()

@@ -59,6 +59,9 @@ type Runtime interface {
 	// and what StartPod prepared. Removing an unknown pod is not an error.
 	RemovePod(ctx context.Context, podUID string) error
 
+	// ListPods returns the UIDs of the pods that have anything on the node
+	// (what StartPod prepared, or containers).
+	ListPods(ctx context.Context) ([]string, error)
 	// ListContainers returns every container this agent created, optionally
 	// only those of one pod (podUID != "").
 	ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error)

@@ -213,6 +213,25 @@ func (s *Simulated) RemovePod(_ context.Context, podUID string) error {
 	return nil
 }
 
+// ListPods implements Runtime.
+func (s *Simulated) ListPods(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for uid := range s.pods {
+		seen[uid] = true
+	}
+	for _, c := range s.containers {
+		seen[c.status.PodUID] = true
+	}
+	out := make([]string, 0, len(seen))
+	for uid := range seen {
+		out = append(out, uid)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // ListContainers implements Runtime.
 func (s *Simulated) ListContainers(_ context.Context, podUID string) ([]ContainerStatus, error) {
 	s.mu.Lock()
