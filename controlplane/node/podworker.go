@@ -155,9 +155,11 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
 		return
 	}
+	acted := false
 	for _, c := range pod.Spec.Containers {
 		insts := byName[c.Name]
 		if len(insts) == 0 {
+			acted = true
 			a.startContainer(ctx, w, pod, spec, c, 0)
 			continue
 		}
@@ -166,6 +168,7 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		case runtime.StateRunning:
 			delete(w.waiting, c.Name)
 		case runtime.StateCreated:
+			acted = true
 			a.startCreated(ctx, w, pod, c, latest.ID)
 		default:
 			if !shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
@@ -184,6 +187,7 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 				w.waiting[c.Name] = waitingReason{"CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podDescription(pod))}
 				continue
 			}
+			acted = true
 			for _, old := range insts[:len(insts)-1] {
 				if err := a.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
 					a.log.Warn("failed to remove old container", "pod", w.namespace+"/"+w.name, "container", c.Name, "err", err)
@@ -195,10 +199,11 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	if ctx.Err() != nil {
 		return
 	}
-	byName, err = a.containersByName(ctx, w.uid)
-	if err != nil {
-		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
-		return
+	if acted {
+		if byName, err = a.containersByName(ctx, w.uid); err != nil {
+			a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+			return
+		}
 	}
 	a.postStatus(ctx, w, pod, byName, true, false)
 }

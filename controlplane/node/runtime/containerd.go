@@ -19,8 +19,10 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/log"
 	"github.com/distribution/reference"
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 )
 
 // Defaults for ContainerdConfig.
@@ -35,6 +37,13 @@ const (
 	// killWait bounds how long a SIGKILLed task may take to be reaped.
 	killWait = 10 * time.Second
 )
+
+// quietLogger is containerd's client logger at warning level.
+var quietLogger = func() *log.Entry {
+	l := logrus.New()
+	l.SetLevel(logrus.WarnLevel)
+	return logrus.NewEntry(l)
+}()
 
 // ContainerdConfig says which containerd to use and where container files go.
 type ContainerdConfig struct {
@@ -157,6 +166,9 @@ func (c *Containerd) PullImage(ctx context.Context, ref string) (Image, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.PullTimeout)
 	defer cancel()
+	// The resolver logs each failed fetch at info level; the error returned
+	// here says it all, so only its warnings get through.
+	ctx = log.WithLogger(ctx, quietLogger)
 	img, err := c.client.Pull(ctx, norm, client.WithPullUnpack, client.WithPullSnapshotter(c.cfg.Snapshotter))
 	if err != nil {
 		return Image{}, fmt.Errorf("failed to pull and unpack image %q: %w", norm, err)

@@ -88,6 +88,9 @@ func StartManagedContainerd(ctx context.Context, dataDir string) (_ *ManagedCont
 	if err := os.WriteFile(cfgPath, []byte(managedConfig(dir)), 0o644); err != nil {
 		return nil, fmt.Errorf("failed to write %q: %w", cfgPath, err)
 	}
+	if _, err := os.Stat(m.address); err == nil && m.ping(ctx) == nil {
+		return nil, fmt.Errorf("failed to start containerd: another containerd already answers on %q (stop it, or use it by its address)", m.address)
+	}
 	for _, sock := range []string{m.address, m.address + ".ttrpc"} {
 		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("failed to remove stale socket %q: %w", sock, err)
@@ -101,6 +104,9 @@ func StartManagedContainerd(ctx context.Context, dataDir string) (_ *ManagedCont
 	m.cmd = exec.Command("containerd", "--config", cfgPath)
 	m.cmd.Stdout = logFile
 	m.cmd.Stderr = logFile
+	// If this process dies without stopping it, the daemon gets SIGTERM
+	// too; containers live on in their shims and are re-adopted later.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := m.cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("failed to start containerd: %w", err)
