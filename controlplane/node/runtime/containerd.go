@@ -388,6 +388,31 @@ func (c *Containerd) closeFiles(id string) {
 	}
 }
 
+// reattachLogs copies a running task's output to its log files again
+// when this Containerd did not create it (the agent restarted), so the
+// container never blocks on a full pipe. A failure only costs log lines.
+func (c *Containerd) reattachLogs(ctx context.Context, ctr client.Container, st ContainerStatus) {
+	c.mu.Lock()
+	if _, ok := c.files[st.ID]; ok {
+		c.mu.Unlock()
+		return
+	}
+	c.files[st.ID] = nil
+	c.mu.Unlock()
+	stdout, stderr, err := c.openLogs(st.PodUID, st.Name, st.Attempt)
+	if err != nil {
+		return
+	}
+	if _, err := ctr.Task(ctx, cio.NewAttach(cio.WithStreams(nil, stdout, stderr))); err != nil {
+		stdout.Close()
+		stderr.Close()
+		return
+	}
+	c.mu.Lock()
+	c.files[st.ID] = []*os.File{stdout, stderr}
+	c.mu.Unlock()
+}
+
 // StartContainer implements Runtime.
 func (c *Containerd) StartContainer(ctx context.Context, id string) error {
 	ctr, err := c.client.LoadContainer(ctx, id)
@@ -570,7 +595,7 @@ func (c *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 		if err != nil {
 			return nil, fmt.Errorf("failed to get container %q: %w", ctr.ID(), err)
 		}
-		st, err := containerStatus(ctx, ctr, info)
+		st, err := c.containerStatus(ctx, ctr, info)
 		if err != nil {
 			return nil, err
 		}
@@ -580,7 +605,9 @@ func (c *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 	return out, nil
 }
 
-func containerStatus(ctx context.Context, ctr client.Container, info containers.Container) (ContainerStatus, error) {
+// containerStatus reads one container's state; a running container whose
+// output nobody reads (this agent restarted) gets its logs reattached.
+func (c *Containerd) containerStatus(ctx context.Context, ctr client.Container, info containers.Container) (ContainerStatus, error) {
 	l := info.Labels
 	attempt, _ := strconv.Atoi(l[LabelAttempt])
 	st := ContainerStatus{
@@ -621,6 +648,7 @@ func containerStatus(ctx context.Context, ctr client.Container, info containers.
 		st.State = StateCreated
 	case client.Running, client.Paused, client.Pausing:
 		st.State = StateRunning
+		c.reattachLogs(ctx, ctr, st)
 	case client.Stopped:
 		st.State = StateExited
 		st.ExitCode = int32(ts.ExitStatus)

@@ -286,3 +286,51 @@ func TestContainerdPullUnknownImageFails(t *testing.T) {
 		t.Fatalf("PullImage error = %v; want failed to pull and unpack image ...", err)
 	}
 }
+
+func TestContainerdReattachesLogsAfterRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000301", Namespace: "default", Name: "ticker", HostNetwork: true}
+	if err := rt.StartPod(ctx, pod); err != nil {
+		t.Fatalf("StartPod: %v", err)
+	}
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: []string{"sh", "-c", "i=0; while true; do i=$((i+1)); echo tick-$i; sleep 0.05; done"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	outPath, _ := rt.LogPaths(pod.UID, "main", 0)
+	size := func() int64 {
+		fi, err := os.Stat(outPath)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	waitFor(t, "first output", 30*time.Second, func() (bool, error) { return size() > 0, nil })
+
+	// A second Containerd on the same daemon and state is what a restarted
+	// agent has: it did not create the task, so it must reattach its output.
+	again, err := NewContainerd(ctx, rt.cfg)
+	if err != nil {
+		t.Fatalf("NewContainerd: %v", err)
+	}
+	defer again.Close()
+	rt.closeFiles(id)
+	before := size()
+	if _, ok := findContainer(t, ctx, again, pod.UID, id); !ok {
+		t.Fatalf("container %s not listed by the new runtime", id)
+	}
+	waitFor(t, "output to keep flowing after reattach", 30*time.Second, func() (bool, error) {
+		return size() > before+200, nil
+	})
+	if err := again.RemovePod(ctx, pod.UID); err != nil {
+		t.Fatalf("RemovePod: %v", err)
+	}
+}
