@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -101,7 +102,7 @@ func SharedCluster(t *testing.T) *Cluster {
 }
 
 // NewCluster starts a cluster of the test's own, stopped when the test ends.
-func NewCluster(t *testing.T, args ...string) *Cluster {
+func NewCluster(t testing.TB, args ...string) *Cluster {
 	t.Helper()
 	c, err := StartCluster(t.TempDir(), args...)
 	if err != nil {
@@ -256,7 +257,7 @@ func Eventually(t *testing.T, timeout time.Duration, what string, cond func() er
 }
 
 // requireTool fails in CI and skips elsewhere when a host tool is missing.
-func requireTool(t *testing.T, name, why string) string {
+func requireTool(t testing.TB, name, why string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err == nil {
@@ -327,3 +328,5 @@ func lines(s, substr string) []string {
 	}
 	return out
 }
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
