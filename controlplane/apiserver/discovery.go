@@ -97,8 +97,7 @@ func wantsAggregated(accept string) bool {
 }
 
 func (q *request) writeAggregated(list *apidiscoveryv2.APIGroupDiscoveryList) {
-	q.writeJSON(http.StatusOK, list)
-	q.w.Header().Set("Content-Type", aggregatedDiscoveryType)
+	q.writeJSONAs(http.StatusOK, list, aggregatedDiscoveryType)
 }
 
 // groupList is /apis: every named group.

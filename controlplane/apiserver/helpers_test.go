@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -130,6 +131,7 @@ func startEnv(dir string) (*testEnv, func(), error) {
 	}
 	ts := httptest.NewUnstartedServer(e)
 	ts.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: ca.Pool()}
+	ts.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
 	ts.StartTLS()
 
 	cfg, err := ca.RESTConfig(ts.URL, pki.AdminUser, pki.AdminGroup)

@@ -266,6 +266,11 @@ func toStatus(err error) *metav1.Status {
 
 // writeJSON answers obj as JSON with code.
 func (q *request) writeJSON(code int, obj any) {
+	q.writeJSONAs(code, obj, "application/json")
+}
+
+// writeJSONAs answers obj as JSON with code under the given media type.
+func (q *request) writeJSONAs(code int, obj any, contentType string) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		q.s.log.Error("failed to encode response", "type", fmt.Sprintf("%T", obj), "err", err)
@@ -277,7 +282,7 @@ func (q *request) writeJSON(code int, obj any) {
 	} else {
 		q.ev.ResponseStatus = &metav1.Status{Status: metav1.StatusSuccess, Code: int32(code)}
 	}
-	q.w.Header().Set("Content-Type", "application/json")
+	q.w.Header().Set("Content-Type", contentType)
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(code)
 	q.w.Write(b)

@@ -215,9 +215,8 @@ func (q *request) toTable(obj runtime.Object) (*metav1.Table, error) {
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
-			pom := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"}}
-			pom.ObjectMeta = *(m.(*metav1.ObjectMeta)).DeepCopy()
-			pom.ManagedFields = nil
+			pom := meta.AsPartialObjectMetadata(m)
+			pom.TypeMeta = metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"}
 			row.Object.Object = pom
 		}
 		table.Rows = append(table.Rows, row)

@@ -8,11 +8,13 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 	"github.com/glassplane/glassplane/controlplane/storage"
@@ -301,13 +303,15 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 		if err != nil {
 			return nil, err
 		}
-		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		obj, _, err := ser.Decode(body, &gvk, opts)
-		if err != nil && !runtime.IsStrictDecodingError(err) {
+		if ser == protobuf {
+			gvk := corev1.SchemeGroupVersion.WithKind("DeleteOptions")
+			if _, _, err := ser.Decode(body, &gvk, opts); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to decode DeleteOptions: %v", err))
+			}
+		} else if err := yaml.Unmarshal(body, opts); err != nil {
+			// DeleteOptions is accepted as v1 and meta.k8s.io/v1 alike, so
+			// it is read without the scheme.
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to decode DeleteOptions: %v", err))
-		}
-		if o, ok := obj.(*metav1.DeleteOptions); ok {
-			opts = o
 		}
 	}
 	query := q.r.URL.Query()

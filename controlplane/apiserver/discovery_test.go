@@ -1,0 +1,182 @@
+package apiserver_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/pki"
+)
+
+func TestDiscoveryThroughClientGo(t *testing.T) {
+	dc, err := discovery.NewDiscoveryClientForConfig(shared.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, resources, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("ServerGroupsAndResources: %v", err)
+	}
+	var groupNames []string
+	for _, g := range groups {
+		groupNames = append(groupNames, g.Name)
+	}
+	if strings.Join(groupNames, ",") != ",coordination.k8s.io,apps" {
+		t.Errorf("groups %v", groupNames)
+	}
+	served := map[string]bool{}
+	for _, list := range resources {
+		gv, _ := schema.ParseGroupVersion(list.GroupVersion)
+		for _, r := range list.APIResources {
+			served[gv.WithResource(r.Name).String()] = true
+			if r.Name == "pods" && (strings.Join(r.ShortNames, ",") != "po" || strings.Join(r.Categories, ",") != "all" || !r.Namespaced) {
+				t.Errorf("pods discovery: %+v", r)
+			}
+		}
+	}
+	for _, want := range []string{"/v1, Resource=pods", "/v1, Resource=pods/status", "/v1, Resource=pods/binding", "/v1, Resource=nodes",
+		"/v1, Resource=namespaces", "/v1, Resource=events", "apps/v1, Resource=deployments/scale", "apps/v1, Resource=replicasets",
+		"coordination.k8s.io/v1, Resource=leases"} {
+		if !served[want] {
+			t.Errorf("discovery misses %s", want)
+		}
+	}
+	v, err := dc.ServerVersion()
+	if err != nil || v.GitVersion != "v1.32.0-glassplane" || v.Minor != "32" {
+		t.Errorf("version %+v %v", v, err)
+	}
+}
+
+func TestAggregatedDiscovery(t *testing.T) {
+	for _, path := range []string{"/api", "/apis"} {
+		req, _ := http.NewRequest(http.MethodGet, shared.url+path, nil)
+		req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+		resp, err := shared.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
+			t.Errorf("%s content type %q", path, ct)
+		}
+		var list struct {
+			Kind  string `json:"kind"`
+			Items []struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(b, &list); err != nil || list.Kind != "APIGroupDiscoveryList" || len(list.Items) == 0 {
+			t.Errorf("%s: %s", path, b)
+		}
+	}
+}
+
+func TestOpenAPIIsServed(t *testing.T) {
+	for _, path := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/api/v1"} {
+		resp, body := shared.do(t, http.MethodGet, path, "", nil)
+		if resp.StatusCode != http.StatusOK || len(body) < 100 {
+			t.Errorf("%s: %s", path, resp.Status)
+		}
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(shared.ca.CertPEM)
+	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := anon.Get(shared.url + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), `"reason":"Unauthorized"`) || !strings.Contains(string(b), `"message":"Unauthorized"`) {
+		t.Errorf("no certificate: %s %s", resp.Status, b)
+	}
+
+	otherCA, err := pki.LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, _ := otherCA.Client("mallory", "system:masters")
+	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
+	foreign := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}}}
+	if resp, err := foreign.Get(shared.url + "/api/v1/namespaces"); err == nil {
+		resp.Body.Close()
+		t.Errorf("a certificate from another CA got %s", resp.Status)
+	}
+
+	resp, err = anon.Get(shared.url + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %v %v", resp, err)
+	}
+	resp, err = anon.Get(shared.url + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("readyz: %v %v", resp, err)
+	}
+}
+
+func TestAuditEventsRecordThePipeline(t *testing.T) {
+	ns := shared.namespace(t)
+	before := shared.audit.Since(0)
+	var seq int64
+	if len(before) > 0 {
+		seq = before[len(before)-1].Seq
+	}
+	body := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"audited"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`
+	shared.do(t, http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", "application/json", strings.NewReader(body))
+	shared.do(t, http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", "application/json", strings.NewReader(strings.Replace(body, "audited", "Bad", 1)))
+	shared.do(t, http.MethodPost, "/api/v1/namespaces/"+ns+"/secrets", "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"hunter2"}}`))
+
+	var created, refused, secret *audit.Event
+	for _, rec := range shared.audit.Since(seq) {
+		ev := rec.Event
+		if ev.ObjectRef == nil || ev.ObjectRef.Namespace != ns || ev.Verb != "create" {
+			continue
+		}
+		switch ev.ObjectRef.Name {
+		case "audited":
+			created = ev
+		case "Bad":
+			refused = ev
+		case "s":
+			secret = ev
+		}
+	}
+	if created == nil || refused == nil || secret == nil {
+		t.Fatalf("missing audit events: created %v refused %v secret %v", created, refused, secret)
+	}
+	a := created.Annotations
+	if created.User.Username != pki.AdminUser || created.Stage != audit.StageResponseComplete || created.ResponseStatus.Code != 201 {
+		t.Errorf("created event: user %q stage %s status %+v", created.User.Username, created.Stage, created.ResponseStatus)
+	}
+	if a[audit.AnnotationStages] != "authentication,authorization,decoding,admission,etcd" || a[audit.AnnotationDecision] != "allow" ||
+		a[audit.AnnotationEtcdKey] != "/registry/pods/"+ns+"/audited" || a[audit.AnnotationEtcdRevision] == "" || a[audit.AnnotationAuthenticator] != "x509" {
+		t.Errorf("created annotations: %v", a)
+	}
+	if created.ObjectRef.UID == "" || created.ObjectRef.ResourceVersion == "" || created.RequestObject == nil || created.Level != audit.LevelRequest {
+		t.Errorf("created objectRef %+v level %s", created.ObjectRef, created.Level)
+	}
+	hasAdmission := false
+	for k := range a {
+		hasAdmission = hasAdmission || strings.HasPrefix(k, audit.AnnotationAdmissionPrefix)
+	}
+	if !hasAdmission {
+		t.Errorf("no admission annotations: %v", a)
+	}
+	if refused.Annotations[audit.AnnotationFailedStage] != "admission" || refused.ResponseStatus.Code != 422 {
+		t.Errorf("refused event: %v %+v", refused.Annotations, refused.ResponseStatus)
+	}
+	if secret.RequestObject != nil {
+		t.Errorf("secret data recorded in audit: %s", secret.RequestObject.Raw)
+	}
+}
