@@ -132,6 +132,7 @@ func startEnv(dir string) (*testEnv, func(), error) {
 	ts := httptest.NewUnstartedServer(e)
 	ts.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: ca.Pool()}
 	ts.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+	ts.EnableHTTP2 = true
 	ts.StartTLS()
 
 	cfg, err := ca.RESTConfig(ts.URL, pki.AdminUser, pki.AdminGroup)

@@ -145,7 +145,6 @@ func (q *request) watch() error {
 	ws := &watchStream{q: q, table: wantsTable(q.r.Header.Get("Accept")), lastRev: startRev}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.Header().Set("Cache-Control", "no-cache, private")
-	q.w.Header().Set("Transfer-Encoding", "chunked")
 	q.w.WriteHeader(http.StatusOK)
 	q.ev.ResponseStatus = successStatus(http.StatusOK)
 	q.auditStarted()

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 func TestInformerSeesCreateUpdateDeleteInOrder(t *testing.T) {
@@ -60,6 +62,13 @@ func TestInformerSeesCreateUpdateDeleteInOrder(t *testing.T) {
 	}
 	if err := pods.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	watchList := false
+	for _, rec := range shared.audit.Find(func(ev *audit.Event) bool { return ev.Verb == "watch" && ev.ObjectRef != nil && ev.ObjectRef.Namespace == ns }) {
+		watchList = watchList || strings.Contains(rec.Event.RequestURI, "sendInitialEvents=true")
+	}
+	if !watchList {
+		t.Errorf("the informer did not use a sendInitialEvents watch")
 	}
 	want := []string{"add a", "update a 2", "delete a"}
 	eventually(t, "informer events", func() bool {
