@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeaffinity"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodename"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeports"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/noderesources"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeunschedulable"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
@@ -63,6 +65,8 @@ func DefaultPlugins() []framework.PluginRef {
 		{Name: nodeunschedulable.Name},
 		{Name: nodename.Name},
 		{Name: tainttoleration.Name, Weight: 3},
+		{Name: nodeaffinity.Name, Weight: 2},
+		{Name: nodeports.Name},
 		{Name: noderesources.Name, Weight: 1},
 	}
 }

@@ -47,6 +47,12 @@ func testPod(name, cpu string) *v1.Pod {
 	}
 }
 
+// withHostPort adds a TCP hostPort to the pod's first container.
+func withHostPort(p *v1.Pod, port int32) *v1.Pod {
+	p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: v1.ProtocolTCP})
+	return p
+}
+
 // bindings records the Bindings the fake API server accepted.
 type bindings struct {
 	mu   sync.Mutex
@@ -248,6 +254,36 @@ func TestFailedSchedulingMessage(t *testing.T) {
 			want: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 		},
 		{
+			name:  "nodeSelector matches no node",
+			nodes: []runtime.Object{testNode("node-1", "2"), testNode("node-2", "2"), testNode("node-3", "2")},
+			pod: func() *v1.Pod {
+				p := testPod("mypod", "100m")
+				p.Spec.NodeSelector = map[string]string{"disktype": "ssd"}
+				return p
+			}(),
+			want: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		},
+		{
+			name: "host port taken on the only node the affinity allows",
+			nodes: []runtime.Object{
+				testNode("node-1", "2"), testNode("node-2", "2"), testNode("node-3", "2"),
+				func() *v1.Pod {
+					p := withHostPort(testPod("web", "100m"), 80)
+					p.Spec.NodeName = "node-1"
+					p.Status.Phase = v1.PodRunning
+					return p
+				}(),
+			},
+			pod: func() *v1.Pod {
+				p := withHostPort(testPod("mypod", "100m"), 80)
+				p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"node-1"}}}}},
+				}}}
+				return p
+			}(),
+			want: "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.",
+		},
+		{
 			name:  "no nodes",
 			nodes: nil,
 			pod:   testPod("mypod", "1"),
@@ -364,5 +400,33 @@ func TestScoresPreferTheEmptierNode(t *testing.T) {
 	}
 	if best.Total != 391 {
 		t.Errorf("node-b total = %d, want 391", best.Total)
+	}
+}
+
+func TestScoresPreferredNodeAffinity(t *testing.T) {
+	a, b := testNode("node-a", "4"), testNode("node-b", "4")
+	b.Labels = map[string]string{"zone": "east"}
+	pod := testPod("mypod", "500m")
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+		Weight:     10,
+		Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"east"}}}},
+	}}}}
+	client, recorded := newFakeClient(t, a, b, pod)
+	s := startScheduler(t, client)
+
+	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
+	if got := recorded.get()[0].Target.Name; got != "node-b" {
+		t.Fatalf("bound to %s, want node-b with the preferred label", got)
+	}
+	ds := s.Decisions("default", "mypod")
+	if len(ds) != 1 || len(ds[0].Scores) != 2 || ds[0].Scores[0].Node != "node-b" {
+		t.Fatalf("decisions = %+v", ds)
+	}
+	plugins := map[string]explain.PluginScore{}
+	for _, p := range ds[0].Scores[0].Plugins {
+		plugins[p.Plugin] = p
+	}
+	if got := plugins["NodeAffinity"]; got.Raw != 10 || got.Normalized != 100 || got.Weight != 2 || got.Weighted != 200 {
+		t.Errorf("NodeAffinity on node-b = %+v, want raw 10, normalized 100, weight 2", got)
 	}
 }

@@ -2,7 +2,9 @@ package plugins
 
 import (
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeaffinity"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodename"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeports"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/noderesources"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeunschedulable"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
@@ -17,6 +19,8 @@ func NewInTreeRegistry() framework.Registry {
 		nodeunschedulable.Name: nodeunschedulable.New,
 		nodename.Name:          nodename.New,
 		tainttoleration.Name:   tainttoleration.New,
+		nodeaffinity.Name:      nodeaffinity.New,
+		nodeports.Name:         nodeports.New,
 		noderesources.Name:     noderesources.NewFit,
 	}
 }
