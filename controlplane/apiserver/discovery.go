@@ -19,7 +19,7 @@ const aggregatedDiscoveryType = "application/json;g=apidiscovery.k8s.io;v=v2;as=
 func (q *request) serveNonResource() {
 	path := strings.TrimSuffix(q.info.Path, "/")
 	if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
-		q.fail("", errMethodNotAllowed(q.r.Method))
+		q.fail("", errMethodNotAllowed())
 		return
 	}
 	switch {
@@ -69,7 +69,7 @@ func (q *request) serveNonResource() {
 	}
 }
 
-func errMethodNotAllowed(method string) error {
+func errMethodNotAllowed() error {
 	return apiStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 }
 

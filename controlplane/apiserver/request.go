@@ -288,11 +288,6 @@ func (q *request) writeJSONAs(code int, obj any, contentType string) {
 	q.w.Write(b)
 }
 
-// writeObject answers a runtime object (typed, with its apiVersion and kind).
-func (q *request) writeObject(code int, obj runtime.Object) {
-	q.respond(code, obj)
-}
-
 // recordObject keeps the request object in the audit event at level Request.
 func (q *request) recordObject(raw []byte) {
 	if q.res != nil && q.res.Resource == "secrets" {

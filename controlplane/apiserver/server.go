@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -209,9 +208,6 @@ func (s *Server) lookup(info *RequestInfo) *resource {
 	return s.byPath[schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}]
 }
 
-// resourceFor finds a served resource by group and plural name.
-func (s *Server) resourceFor(gvr schema.GroupVersionResource) *resource { return s.byPath[gvr] }
-
 // namespaceLister reads namespace phases from storage for NamespaceLifecycle.
 type namespaceLister struct{ s *Server }
 
@@ -227,6 +223,3 @@ func (l namespaceLister) GetNamespacePhase(ctx context.Context, name string) (co
 	}
 	return obj.(*corev1.Namespace).Status.Phase, true, nil
 }
-
-// requestTimeout is how long a non-watch request may take.
-const requestTimeout = 60 * time.Second
