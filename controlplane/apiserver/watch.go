@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +30,10 @@ const (
 )
 
 // bookmarkInterval is how often a watch with allowWatchBookmarks sends a
-// BOOKMARK (kube-apiserver sends them about once a minute).
-var bookmarkInterval = time.Minute
+// BOOKMARK (kube-apiserver sends them about once a minute), in nanoseconds.
+var bookmarkInterval atomic.Int64
+
+func init() { bookmarkInterval.Store(int64(time.Minute)) }
 
 // watchEvent is the JSON shape of metav1.WatchEvent with a typed object.
 type watchEvent struct {
@@ -164,7 +167,7 @@ func (q *request) watch() error {
 	}
 	var tick <-chan time.Time
 	if bookmarks {
-		t := time.NewTicker(bookmarkInterval)
+		t := time.NewTicker(time.Duration(bookmarkInterval.Load()))
 		defer t.Stop()
 		tick = t.C
 	}
