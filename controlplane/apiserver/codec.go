@@ -214,21 +214,69 @@ func acceptsJSON(accept string) bool {
 	return false
 }
 
-// wantsTable reports whether the client asked for a meta.k8s.io Table.
-func wantsTable(accept string) bool {
+// Server-side conversions a client may ask for with Accept's "as" parameter.
+const (
+	asTable                     = "Table"
+	asPartialObjectMetadata     = "PartialObjectMetadata"
+	asPartialObjectMetadataList = "PartialObjectMetadataList"
+)
+
+// wantsAs returns the meta.k8s.io conversion the Accept header asks for
+// (Table, PartialObjectMetadata, PartialObjectMetadataList) in its first
+// JSON media type, or "".
+func wantsAs(accept string) string {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil || mt != "application/json" {
 			continue
 		}
-		if params["as"] == "Table" && params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-			return true
+		if params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") {
+			return ""
 		}
-		if params["as"] == "" {
-			return false
+		switch params["as"] {
+		case asTable, asPartialObjectMetadata, asPartialObjectMetadataList:
+			return params["as"]
 		}
+		return ""
 	}
-	return false
+	return ""
+}
+
+// convertAs converts obj as the client asked (see wantsAs); obj unchanged
+// when as is "".
+func (q *request) convertAs(as string, obj runtime.Object) (runtime.Object, error) {
+	if _, isStatus := obj.(*metav1.Status); isStatus || as == "" {
+		return obj, nil
+	}
+	switch as {
+	case asTable:
+		return q.toTable(obj)
+	}
+	if meta.IsListType(obj) {
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		list := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: asPartialObjectMetadataList, APIVersion: "meta.k8s.io/v1"}}
+		if lm, err := meta.ListAccessor(obj); err == nil {
+			list.ResourceVersion, list.Continue, list.RemainingItemCount = lm.GetResourceVersion(), lm.GetContinue(), lm.GetRemainingItemCount()
+		}
+		for _, it := range items {
+			m, err := meta.Accessor(it)
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			list.Items = append(list.Items, *meta.AsPartialObjectMetadata(m))
+		}
+		return list, nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	pom := meta.AsPartialObjectMetadata(m)
+	pom.TypeMeta = metav1.TypeMeta{Kind: asPartialObjectMetadata, APIVersion: "meta.k8s.io/v1"}
+	return pom, nil
 }
 
 // wantsYAML reports whether the client prefers YAML.
@@ -241,20 +289,19 @@ func wantsYAML(accept string) bool {
 // respond answers obj, converting to a Table when the client asked for one.
 func (q *request) respond(code int, obj runtime.Object) {
 	accept := q.r.Header.Get("Accept")
-	if !acceptsJSON(accept) && !wantsTable(accept) {
+	as := wantsAs(accept)
+	if !acceptsJSON(accept) && as == "" {
 		q.writeJSON(http.StatusNotAcceptable, toStatus(notAcceptable()))
 		return
 	}
-	if wantsTable(accept) && q.res != nil && q.info.Subresource == "" {
-		if _, isStatus := obj.(*metav1.Status); !isStatus {
-			table, err := q.toTable(obj)
-			if err != nil {
-				q.fail("", err)
-				return
-			}
-			q.writeJSON(code, table)
+	if as != "" && q.res != nil && q.info.Subresource == "" {
+		converted, err := q.convertAs(as, obj)
+		if err != nil {
+			q.fail("", err)
 			return
 		}
+		q.writeJSON(code, converted)
+		return
 	}
 	if wantsYAML(accept) {
 		b, err := yamlEncode(obj)

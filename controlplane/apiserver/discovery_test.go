@@ -9,8 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -178,5 +182,38 @@ func TestAuditEventsRecordThePipeline(t *testing.T) {
 	}
 	if secret.RequestObject != nil {
 		t.Errorf("secret data recorded in audit: %s", secret.RequestObject.Raw)
+	}
+}
+
+func TestMetadataClient(t *testing.T) {
+	ctx := ctxT(t)
+	ns := shared.namespace(t)
+	if _, err := shared.client.CoreV1().Pods(ns).Create(ctx, testPod("meta"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := metadata.NewForConfig(shared.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := mc.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(ns)
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "meta" || list.Items[0].UID == "" {
+		t.Fatalf("metadata list: %+v %v", list, err)
+	}
+	one, err := pods.Get(ctx, "meta", metav1.GetOptions{})
+	if err != nil || one.Labels["app"] != "meta" {
+		t.Fatalf("metadata get: %+v %v", one, err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := shared.client.CoreV1().Pods(ns).Delete(ctx, "meta", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, w)
+	if pom, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Deleted || !ok || pom.Name != "meta" {
+		t.Fatalf("metadata watch event %s %T", ev.Type, ev.Object)
 	}
 }

@@ -288,12 +288,17 @@ func (q *request) writeJSONAs(code int, obj any, contentType string) {
 	q.w.Write(b)
 }
 
-// recordObject keeps the request object in the audit event at level Request.
+// maxAuditedObjectBytes bounds the request objects kept in audit events, so
+// that the ring's memory stays modest.
+const maxAuditedObjectBytes = 32 << 10
+
+// recordObject keeps the request object in the audit event at level Request
+// (never a Secret's).
 func (q *request) recordObject(raw []byte) {
 	if q.res != nil && q.res.Resource == "secrets" {
 		return
 	}
-	if len(raw) > 64<<10 {
+	if len(raw) > maxAuditedObjectBytes {
 		return
 	}
 	q.ev.Level = audit.LevelRequest

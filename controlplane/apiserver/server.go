@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -164,11 +165,11 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 // ServeHTTP serves one API request: it authenticates, authorizes, serves and
 // records the audit event.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/healthz", "/livez":
+	switch first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); first {
+	case "healthz", "livez":
 		writeText(w, http.StatusOK, "ok")
 		return
-	case "/readyz":
+	case "readyz":
 		s.serveReadyz(w)
 		return
 	}

@@ -44,20 +44,17 @@ type watchEvent struct {
 // watchStream writes watch events to the response, one JSON document per
 // event, flushed as it goes.
 type watchStream struct {
-	q     *request
-	table bool
+	q *request
+	// as is the conversion the client asked for (Table, PartialObjectMetadata).
+	as string
 	// lastRev is the revision of the last event sent.
 	lastRev int64
 }
 
 func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
-	var body any = obj
-	if ws.table && (typ == watch.Added || typ == watch.Modified || typ == watch.Deleted) {
-		t, err := ws.q.toTable(obj)
-		if err != nil {
-			return err
-		}
-		body = t
+	body, err := ws.q.convertAs(ws.as, obj)
+	if err != nil {
+		return err
 	}
 	b, err := json.Marshal(watchEvent{Type: typ, Object: body})
 	if err != nil {
@@ -77,7 +74,11 @@ func (ws *watchStream) bookmark(rev int64, annotations map[string]string) error 
 	m, _ := meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	m.SetAnnotations(annotations)
-	b, err := json.Marshal(watchEvent{Type: watch.Bookmark, Object: obj})
+	var body runtime.Object = obj
+	if ws.as == asPartialObjectMetadata {
+		body, _ = ws.q.convertAs(ws.as, obj)
+	}
+	b, err := json.Marshal(watchEvent{Type: watch.Bookmark, Object: body})
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func (q *request) watch() error {
 		startRev = q.s.store.Revision()
 	}
 	events, err := q.s.store.Watch(ctx, prefix, startRev)
-	ws := &watchStream{q: q, table: wantsTable(q.r.Header.Get("Accept")), lastRev: startRev}
+	ws := &watchStream{q: q, as: wantsAs(q.r.Header.Get("Accept")), lastRev: startRev}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
