@@ -53,6 +53,13 @@ func TestDiscoveryThroughClientGo(t *testing.T) {
 			t.Errorf("discovery misses %s", want)
 		}
 	}
+	prefixes := map[string]string{}
+	for _, r := range shared.server.Resources() {
+		prefixes[r.Resource] = r.StoragePrefix
+	}
+	if prefixes["nodes"] != "/registry/minions/" || prefixes["services"] != "/registry/services/specs/" || prefixes["endpoints"] != "/registry/services/endpoints/" {
+		t.Errorf("storage prefixes %v", prefixes)
+	}
 	v, err := dc.ServerVersion()
 	if err != nil || v.GitVersion != "v1.32.0-glassplane" || v.Minor != "32" {
 		t.Errorf("version %+v %v", v, err)

@@ -224,3 +224,30 @@ func (l namespaceLister) GetNamespacePhase(ctx context.Context, name string) (co
 	}
 	return obj.(*corev1.Namespace).Status.Phase, true, nil
 }
+
+// ResourceInfo describes one served resource, for the dashboard and the key
+// explorer.
+type ResourceInfo struct {
+	Group, Version, Kind, Resource string
+	Namespaced                     bool
+	// StoragePrefix is the etcd prefix of its objects, such as
+	// "/registry/services/specs/".
+	StoragePrefix string
+	Subresources  []string
+}
+
+// Resources lists the served resources in discovery order.
+func (s *Server) Resources() []ResourceInfo {
+	out := make([]ResourceInfo, 0, len(s.resources))
+	for _, res := range s.resources {
+		info := ResourceInfo{
+			Group: res.GVK.Group, Version: res.GVK.Version, Kind: res.GVK.Kind, Resource: res.Resource,
+			Namespaced: res.Namespaced, StoragePrefix: storage.Prefix(res.StorageResource, ""),
+		}
+		for _, sub := range res.Subresources {
+			info.Subresources = append(info.Subresources, sub.Name)
+		}
+		out = append(out, info)
+	}
+	return out
+}
