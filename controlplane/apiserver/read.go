@@ -71,6 +71,7 @@ func (sel *selection) matches(res *resource, obj runtime.Object) bool {
 }
 
 func (q *request) get() error {
+	q.enter(stageEtcd)
 	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
 		return err
@@ -265,6 +266,7 @@ func (q *request) list() error {
 	if err != nil {
 		return err
 	}
+	q.enter(stageEtcd)
 	items, rev, cont, remaining, err := q.listObjects(sel, p)
 	if err != nil {
 		return err

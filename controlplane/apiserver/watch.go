@@ -145,6 +145,7 @@ func (q *request) watch() error {
 	} else if startRev == 0 {
 		startRev = q.s.store.Revision()
 	}
+	q.enter(stageEtcd)
 	events, err := q.s.store.Watch(ctx, prefix, startRev)
 	ws := &watchStream{q: q, as: wantsAs(q.r.Header.Get("Accept")), lastRev: startRev}
 	q.w.Header().Set("Content-Type", "application/json")

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -9,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
@@ -39,23 +40,17 @@ func (a *Agent) postStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, b
 		w.lastStatus = status
 		return
 	}
-	cur := pod
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		next := cur.DeepCopy()
-		next.Status = *status
-		_, err := a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
-			fresh, getErr := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			if getErr != nil {
-				return getErr
-			}
-			if fresh.UID != pod.UID {
-				return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
-			}
-			cur = fresh
-		}
-		return err
+	// Like kubelet's status manager, patch the status instead of updating
+	// the object: a patch needs no resourceVersion, so the agent's own
+	// earlier writes (not yet in its informer) do not make it conflict.
+	// metadata.uid makes the patch fail if the pod was replaced.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status":   status,
 	})
+	if err == nil {
+		_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	}
 	switch {
 	case err == nil:
 		w.lastStatus = status

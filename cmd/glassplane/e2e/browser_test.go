@@ -26,13 +26,18 @@ func TestBrowserApplyWatchTimelineEtcd(t *testing.T) {
 
 	webtest.Navigate(t, overview, c.WebURL+"/")
 	webtest.WaitSelector(t, overview, webtest.TestID("nodes"))
-	webtest.WaitFor(t, overview, `document.querySelector('[data-testid="connection"]').dataset.state === "open"`)
+	webtest.WaitFor(t, overview, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
 	// A marker that a reload would wipe.
 	webtest.Eval[bool](t, overview, `window.__noReload = true`)
 
 	// A second tab pastes the manifest into the apply form.
 	form, cancel := chromedp.NewContext(overview)
 	defer cancel()
+	// A tab lives as long as the context of its first action: open it on
+	// form itself, not on a shorter-lived child.
+	if err := chromedp.Do(form, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("failed to open a second tab: %v", err)
+	}
 	manifest := `apiVersion: v1
 kind: Pod
 metadata:
