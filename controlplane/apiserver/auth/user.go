@@ -13,6 +13,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra holds further attributes, as Kubernetes' user.Info does (keys
+	// lower-case, such as those set by Impersonate-Extra-* headers).
+	Extra map[string][]string
 	// Authenticator names how the user was authenticated, such as "x509".
 	Authenticator string
 }

@@ -1,0 +1,9 @@
+// Package node is Kubernetes' Node authorizer and NodeRestriction admission
+// plugin for Glassplane. A node agent authenticates as system:node:<name> in
+// system:nodes; the authorizer lets it do what Kubernetes' system:node rules
+// allow, narrowed to the secrets, configmaps, persistent volume claims and
+// service account tokens its own pods use and to its own Lease in
+// kube-node-lease; NodeRestriction then lets it change only its own Node,
+// its own Lease and the pods bound to it. It reads pods through a
+// PodLister the API server provides and touches no storage itself.
+package node
