@@ -5,11 +5,14 @@ import (
 	"time"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/imagelocality"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/interpodaffinity"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeaffinity"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodename"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeports"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/noderesources"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/nodeunschedulable"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/podtopologyspread"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/tainttoleration"
 )
@@ -56,9 +59,11 @@ type Config struct {
 	BindTimeout time.Duration
 }
 
-// DefaultPlugins is the default profile this round: kube-scheduler's
-// default plugins that Glassplane implements so far, in kube-scheduler's
-// order and with its score weights.
+// DefaultPlugins is kube-scheduler's default profile (multiPoint) as far
+// as Glassplane implements it, in kube-scheduler's order and with its
+// score weights. Left out: NodeVolumeLimits, the volume plugins,
+// DynamicResources and DefaultBinder (binding is built in); DefaultPreemption
+// is the scheduler's PostFilter step.
 func DefaultPlugins() []framework.PluginRef {
 	return []framework.PluginRef{
 		{Name: queuesort.Name},
@@ -68,6 +73,10 @@ func DefaultPlugins() []framework.PluginRef {
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesources.Name, Weight: 1},
+		{Name: podtopologyspread.Name, Weight: 2},
+		{Name: interpodaffinity.Name, Weight: 2},
+		{Name: noderesources.BalancedAllocationName, Weight: 1},
+		{Name: imagelocality.Name, Weight: 1},
 	}
 }
 

@@ -398,8 +398,13 @@ func TestScoresPreferTheEmptierNode(t *testing.T) {
 	if got := plugins["TaintToleration"]; got.Normalized != 100 || got.Weight != 3 || got.Weighted != 300 {
 		t.Errorf("TaintToleration on node-b = %+v, want 100 x 3", got)
 	}
-	if best.Total != 391 {
-		t.Errorf("node-b total = %d, want 391", best.Total)
+	// NodeResourcesBalancedAllocation: cpu 500/4000 = 0.125, memory 0 →
+	// (1 - 0.0625) * 100 = 93. Total 91 + 300 + 93 (the other plugins give 0).
+	if got := plugins["NodeResourcesBalancedAllocation"]; got.Raw != 93 || got.Weighted != 93 {
+		t.Errorf("NodeResourcesBalancedAllocation on node-b = %+v, want 93", got)
+	}
+	if best.Total != 484 {
+		t.Errorf("node-b total = %d, want 484", best.Total)
 	}
 }
 

@@ -14,11 +14,13 @@ type PodInfo struct {
 	Requests *Resource
 	// NonZeroRequests is what scoring counts (PodRequests(pod, true)).
 	NonZeroRequests *Resource
+	// Affinity is the pod's parsed inter-pod (anti-)affinity.
+	Affinity *PodAffinity
 }
 
 // NewPodInfo computes the requests of pod once.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
-	return &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true)}
+	return &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true), Affinity: NewPodAffinity(pod)}
 }
 
 // NodeInfo is one node as the scheduler sees it in a cycle: the Node object,

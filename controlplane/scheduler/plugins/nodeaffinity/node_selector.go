@@ -249,3 +249,20 @@ func extractNodeFields(node *v1.Node) fields.Set {
 	}
 	return f
 }
+
+// RequiredNodeAffinity is a pod's nodeSelector and required node affinity,
+// parsed once, for plugins that must honour them (PodTopologySpread's
+// nodeAffinityPolicy: Honor).
+type RequiredNodeAffinity struct{ r requiredNodeAffinity }
+
+// GetRequiredNodeAffinity parses the pod's required node constraints.
+func GetRequiredNodeAffinity(pod *v1.Pod) RequiredNodeAffinity {
+	return RequiredNodeAffinity{r: getRequiredNodeAffinity(pod)}
+}
+
+// Match reports whether node satisfies the pod's nodeSelector and required
+// node affinity; a term that fails to parse never matches.
+func (r RequiredNodeAffinity) Match(node *v1.Node) bool {
+	ok, _ := r.r.match(node)
+	return ok
+}

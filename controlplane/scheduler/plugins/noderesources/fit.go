@@ -20,18 +20,26 @@ const (
 
 // ResourceSpec is one resource the score looks at and its weight.
 type ResourceSpec struct {
-	Name   v1.ResourceName
-	Weight int64
+	Name   v1.ResourceName `json:"name"`
+	Weight int64           `json:"weight"`
 }
 
 // DefaultScoringResources are kube-scheduler's defaults for the
 // LeastAllocated strategy: cpu and memory, weight 1 each.
 var DefaultScoringResources = []ResourceSpec{{Name: v1.ResourceCPU, Weight: 1}, {Name: v1.ResourceMemory, Weight: 1}}
 
-// Fit filters nodes without room for the pod and scores the rest by how
-// much would stay free (LeastAllocated).
+// Fit filters nodes without room for the pod and scores the rest with its
+// scoring strategy (LeastAllocated by default).
 type Fit struct {
 	resources []ResourceSpec
+	scorer    scorer
+}
+
+// FitArgs are the plugin's arguments (NodeResourcesFitArgs).
+type FitArgs struct {
+	Kind            string           `json:"kind,omitempty"`
+	APIVersion      string           `json:"apiVersion,omitempty"`
+	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
 }
 
 var (
@@ -41,10 +49,26 @@ var (
 	_ framework.ScorePlugin     = &Fit{}
 )
 
-// NewFit builds the plugin with the LeastAllocated strategy over
-// DefaultScoringResources; it takes no arguments yet.
-func NewFit(_ context.Context, _ runtime.Object, _ framework.Handle) (framework.Plugin, error) {
-	return &Fit{resources: DefaultScoringResources}, nil
+// NewFit builds the plugin from its NodeResourcesFitArgs: the scoring
+// strategy (LeastAllocated, MostAllocated or RequestedToCapacityRatio) and
+// its resources (default cpu and memory, weight 1 each).
+func NewFit(_ context.Context, args runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+	var a FitArgs
+	if err := framework.DecodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	strategy := ScoringStrategy{Type: LeastAllocated}
+	if a.ScoringStrategy != nil {
+		strategy = *a.ScoringStrategy
+	}
+	if len(strategy.Resources) == 0 {
+		strategy.Resources = DefaultScoringResources
+	}
+	sc, err := newScorer(strategy)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build %s: %w", Name, err)
+	}
+	return &Fit{resources: strategy.Resources, scorer: sc}, nil
 }
 
 // Name returns Name.

@@ -1,0 +1,123 @@
+package framework
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// AffinityTerm is a parsed v1.PodAffinityTerm: the namespaces it looks in,
+// its label selector and its topology key.
+type AffinityTerm struct {
+	Namespaces        sets.Set[string]
+	Selector          labels.Selector
+	TopologyKey       string
+	NamespaceSelector labels.Selector
+}
+
+// Matches reports whether pod lies in one of the term's namespaces and
+// carries labels its selector selects. Namespace labels are not known to
+// the scheduler, so a namespaceSelector matches when it selects an empty
+// label set: {} (every namespace) does, one with requirements does not.
+func (t *AffinityTerm) Matches(pod *v1.Pod) bool {
+	if t.Namespaces.Has(pod.Namespace) || t.NamespaceSelector.Matches(labels.Set(nil)) {
+		return t.Selector.Matches(labels.Set(pod.Labels))
+	}
+	return false
+}
+
+// WeightedAffinityTerm is a preferred term with its weight.
+type WeightedAffinityTerm struct {
+	AffinityTerm
+	Weight int32
+}
+
+// newAffinityTerm parses term as kube-scheduler does: no namespaces and no
+// namespaceSelector mean the pod's own namespace; a nil selector selects
+// nothing.
+func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error) {
+	selector, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+	if err != nil {
+		return AffinityTerm{}, err
+	}
+	namespaces := sets.New(term.Namespaces...)
+	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
+		namespaces.Insert(pod.Namespace)
+	}
+	nsSelector, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
+	if err != nil {
+		return AffinityTerm{}, err
+	}
+	return AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector}, nil
+}
+
+func newAffinityTerms(pod *v1.Pod, terms []v1.PodAffinityTerm) ([]AffinityTerm, error) {
+	out := make([]AffinityTerm, 0, len(terms))
+	for i := range terms {
+		t, err := newAffinityTerm(pod, &terms[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func newWeightedAffinityTerms(pod *v1.Pod, terms []v1.WeightedPodAffinityTerm) ([]WeightedAffinityTerm, error) {
+	out := make([]WeightedAffinityTerm, 0, len(terms))
+	for i := range terms {
+		t, err := newAffinityTerm(pod, &terms[i].PodAffinityTerm)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, WeightedAffinityTerm{AffinityTerm: t, Weight: terms[i].Weight})
+	}
+	return out, nil
+}
+
+// PodAffinity is a pod's inter-pod affinity, parsed once.
+type PodAffinity struct {
+	RequiredAffinityTerms      []AffinityTerm
+	RequiredAntiAffinityTerms  []AffinityTerm
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// ParseErr is set when a term's selector does not parse.
+	ParseErr error
+}
+
+// IsEmpty reports whether the pod has no inter-pod affinity term at all.
+func (a *PodAffinity) IsEmpty() bool {
+	return len(a.RequiredAffinityTerms) == 0 && len(a.RequiredAntiAffinityTerms) == 0 &&
+		len(a.PreferredAffinityTerms) == 0 && len(a.PreferredAntiAffinityTerms) == 0
+}
+
+// NewPodAffinity parses the pod's spec.affinity podAffinity and
+// podAntiAffinity terms.
+func NewPodAffinity(pod *v1.Pod) *PodAffinity {
+	out := &PodAffinity{}
+	a := pod.Spec.Affinity
+	if a == nil {
+		return out
+	}
+	var err error
+	if pa := a.PodAffinity; pa != nil {
+		if out.RequiredAffinityTerms, err = newAffinityTerms(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			out.ParseErr = fmt.Errorf("failed to parse pod affinity of %q: %w", pod.Namespace+"/"+pod.Name, err)
+		}
+		if out.PreferredAffinityTerms, err = newWeightedAffinityTerms(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
+			out.ParseErr = fmt.Errorf("failed to parse pod affinity of %q: %w", pod.Namespace+"/"+pod.Name, err)
+		}
+	}
+	if paa := a.PodAntiAffinity; paa != nil {
+		if out.RequiredAntiAffinityTerms, err = newAffinityTerms(pod, paa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			out.ParseErr = fmt.Errorf("failed to parse pod anti-affinity of %q: %w", pod.Namespace+"/"+pod.Name, err)
+		}
+		if out.PreferredAntiAffinityTerms, err = newWeightedAffinityTerms(pod, paa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
+			out.ParseErr = fmt.Errorf("failed to parse pod anti-affinity of %q: %w", pod.Namespace+"/"+pod.Name, err)
+		}
+	}
+	return out
+}

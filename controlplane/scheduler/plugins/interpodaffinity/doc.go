@@ -1,0 +1,7 @@
+// Package interpodaffinity is the InterPodAffinity plugin: its filter
+// enforces the pod's required pod affinity and anti-affinity and the
+// required anti-affinity of the pods already placed, per topology domain
+// (topologyKey); its score adds the weights of preferred terms (the pod's
+// and the placed pods') per domain and scales them to 0..100. It reads only
+// the pod and the snapshot's NodeInfos.
+package interpodaffinity

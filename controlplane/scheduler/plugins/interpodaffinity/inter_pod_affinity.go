@@ -1,0 +1,347 @@
+package interpodaffinity
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+)
+
+const (
+	// Name is the plugin's name in profiles.
+	Name = "InterPodAffinity"
+	// ErrReasonExistingAntiAffinityRulesNotMatch is kube-scheduler's reason
+	// for a node where a placed pod's required anti-affinity forbids the pod.
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+	// ErrReasonAffinityRulesNotMatch is kube-scheduler's reason for a node
+	// outside every domain the pod's required affinity asks for.
+	ErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules"
+	// ErrReasonAntiAffinityRulesNotMatch is kube-scheduler's reason for a
+	// node in a domain the pod's required anti-affinity forbids.
+	ErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules"
+
+	// DefaultHardPodAffinityWeight is kube-scheduler's hardPodAffinityWeight:
+	// what a placed pod's required affinity term that matches the pod adds
+	// to the score of its domain.
+	DefaultHardPodAffinityWeight int32 = 1
+
+	preFilterStateKey framework.StateKey = "PreFilter" + Name
+	preScoreStateKey  framework.StateKey = "PreScore" + Name
+)
+
+// Args are the plugin's arguments (InterPodAffinityArgs).
+type Args struct {
+	Kind                  string `json:"kind,omitempty"`
+	APIVersion            string `json:"apiVersion,omitempty"`
+	HardPodAffinityWeight *int32 `json:"hardPodAffinityWeight,omitempty"`
+}
+
+// InterPodAffinity filters and scores nodes by inter-pod (anti-)affinity.
+type InterPodAffinity struct {
+	hardPodAffinityWeight int32
+	lister                framework.NodeInfoLister
+}
+
+var (
+	_ framework.PreFilterPlugin = &InterPodAffinity{}
+	_ framework.FilterPlugin    = &InterPodAffinity{}
+	_ framework.PreScorePlugin  = &InterPodAffinity{}
+	_ framework.ScorePlugin     = &InterPodAffinity{}
+)
+
+// New builds the plugin from its InterPodAffinityArgs (nil means
+// defaults).
+func New(_ context.Context, args runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	var a Args
+	if err := framework.DecodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	pl := &InterPodAffinity{hardPodAffinityWeight: DefaultHardPodAffinityWeight}
+	if h != nil {
+		pl.lister = h.SnapshotSharedLister()
+	}
+	if w := a.HardPodAffinityWeight; w != nil {
+		if *w < 0 || *w > 100 {
+			return nil, fmt.Errorf("hardPodAffinityWeight: Invalid value: %d: not in valid range [0-100]", *w)
+		}
+		pl.hardPodAffinityWeight = *w
+	}
+	return pl, nil
+}
+
+// NewWithLister builds the plugin over lister, for tests and fixtures.
+func NewWithLister(lister framework.NodeInfoLister, hardPodAffinityWeight int32) *InterPodAffinity {
+	return &InterPodAffinity{hardPodAffinityWeight: hardPodAffinityWeight, lister: lister}
+}
+
+// Name returns Name.
+func (*InterPodAffinity) Name() string { return Name }
+
+// topologyPair is one topology domain: a node label key and value.
+type topologyPair struct{ key, value string }
+
+// topologyToMatchedTermCount counts matching terms per domain.
+type topologyToMatchedTermCount map[topologyPair]int64
+
+func (m topologyToMatchedTermCount) add(node *v1.Node, key string, n int64) {
+	if v, ok := node.Labels[key]; ok {
+		m[topologyPair{key, v}] += n
+	}
+}
+
+// preFilterState is what the Filter calls need, computed once per cycle.
+type preFilterState struct {
+	affinity *framework.PodAffinity
+	// existingAntiAffinityCounts counts, per domain, placed pods whose
+	// required anti-affinity terms match the pod.
+	existingAntiAffinityCounts topologyToMatchedTermCount
+	// affinityCounts counts, per domain of each of the pod's required
+	// affinity terms, placed pods that match all of them.
+	affinityCounts topologyToMatchedTermCount
+	// antiAffinityCounts counts, per domain, placed pods matching one of
+	// the pod's required anti-affinity terms.
+	antiAffinityCounts topologyToMatchedTermCount
+}
+
+func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod) {
+			return false
+		}
+	}
+	return true
+}
+
+// PreFilter counts, over every placed pod, the domains the pod's required
+// terms and the placed pods' required anti-affinity terms touch.
+func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
+	aff := framework.NewPodAffinity(pod)
+	if aff.ParseErr != nil {
+		return framework.AsStatus(aff.ParseErr)
+	}
+	for _, terms := range [][]framework.AffinityTerm{aff.RequiredAffinityTerms, aff.RequiredAntiAffinityTerms} {
+		for _, t := range terms {
+			if t.TopologyKey == "" {
+				return framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod affinity term has an empty topologyKey")
+			}
+		}
+	}
+	s := &preFilterState{
+		affinity:                   aff,
+		existingAntiAffinityCounts: topologyToMatchedTermCount{},
+		affinityCounts:             topologyToMatchedTermCount{},
+		antiAffinityCounts:         topologyToMatchedTermCount{},
+	}
+	if pl.lister != nil {
+		for _, ni := range pl.lister.List() {
+			node := ni.Node()
+			for _, pi := range ni.Pods {
+				for _, t := range pi.Affinity.RequiredAntiAffinityTerms {
+					if t.Matches(pod) {
+						s.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
+					}
+				}
+				if matchesAll(aff.RequiredAffinityTerms, pi.Pod) {
+					for _, t := range aff.RequiredAffinityTerms {
+						s.affinityCounts.add(node, t.TopologyKey, 1)
+					}
+				}
+				for _, t := range aff.RequiredAntiAffinityTerms {
+					if t.Matches(pi.Pod) {
+						s.antiAffinityCounts.add(node, t.TopologyKey, 1)
+					}
+				}
+			}
+		}
+	}
+	state.Write(preFilterStateKey, s)
+	return nil
+}
+
+// Filter checks, in kube-scheduler's order, the pod's required affinity,
+// its required anti-affinity and the placed pods' required anti-affinity.
+func (*InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return framework.NewStatus(framework.Error, "node not found")
+	}
+	data, err := state.Read(preFilterStateKey)
+	if err != nil {
+		return framework.AsStatus(fmt.Errorf("failed to read %q from cycle state: %w", preFilterStateKey, err))
+	}
+	s, ok := data.(*preFilterState)
+	if !ok {
+		return framework.NewStatus(framework.Error, fmt.Sprintf("%T is not an interpodaffinity.preFilterState", data))
+	}
+	if !satisfyPodAffinity(s, pod, node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+	}
+	for _, t := range s.affinity.RequiredAntiAffinityTerms {
+		if v, ok := node.Labels[t.TopologyKey]; ok && s.antiAffinityCounts[topologyPair{t.TopologyKey, v}] > 0 {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+		}
+	}
+	if len(s.existingAntiAffinityCounts) > 0 {
+		for k, v := range node.Labels {
+			if s.existingAntiAffinityCounts[topologyPair{k, v}] > 0 {
+				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+			}
+		}
+	}
+	return nil
+}
+
+// satisfyPodAffinity reports whether every required affinity term finds a
+// matching pod in the node's domain. The node must carry every term's
+// topology key. If no placed pod matches at all and the pod matches its own
+// terms, it may go first (the first replica of a group with affinity to
+// itself).
+func satisfyPodAffinity(s *preFilterState, pod *v1.Pod, node *v1.Node) bool {
+	podsExist := true
+	for _, t := range s.affinity.RequiredAffinityTerms {
+		v, ok := node.Labels[t.TopologyKey]
+		if !ok {
+			return false
+		}
+		if s.affinityCounts[topologyPair{t.TopologyKey, v}] <= 0 {
+			podsExist = false
+		}
+	}
+	if podsExist {
+		return true
+	}
+	return len(s.affinityCounts) == 0 && matchesAll(s.affinity.RequiredAffinityTerms, pod)
+}
+
+// preScoreState is the score of each domain, computed once per cycle.
+type preScoreState struct {
+	topologyScore map[string]map[string]int64
+}
+
+// PreScore adds up, per domain, the weights of every preferred term (the
+// pod's and the placed pods') and the hard affinity weight of placed pods'
+// required affinity terms that the pod matches; anti-affinity subtracts.
+func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	aff := framework.NewPodAffinity(pod)
+	if aff.ParseErr != nil {
+		return framework.AsStatus(aff.ParseErr)
+	}
+	s := &preScoreState{topologyScore: map[string]map[string]int64{}}
+	add := func(node *v1.Node, key string, w int64) {
+		v, ok := node.Labels[key]
+		if !ok || w == 0 {
+			return
+		}
+		m := s.topologyScore[key]
+		if m == nil {
+			m = map[string]int64{}
+			s.topologyScore[key] = m
+		}
+		m[v] += w
+	}
+	if pl.lister != nil {
+		for _, ni := range pl.lister.List() {
+			node := ni.Node()
+			for _, pi := range ni.Pods {
+				existing := pi.Pod
+				for _, t := range aff.PreferredAffinityTerms {
+					if t.Matches(existing) {
+						add(node, t.TopologyKey, int64(t.Weight))
+					}
+				}
+				for _, t := range aff.PreferredAntiAffinityTerms {
+					if t.Matches(existing) {
+						add(node, t.TopologyKey, -int64(t.Weight))
+					}
+				}
+				ea := pi.Affinity
+				if pl.hardPodAffinityWeight > 0 {
+					for _, t := range ea.RequiredAffinityTerms {
+						if t.Matches(pod) {
+							add(node, t.TopologyKey, int64(pl.hardPodAffinityWeight))
+						}
+					}
+				}
+				for _, t := range ea.PreferredAffinityTerms {
+					if t.Matches(pod) {
+						add(node, t.TopologyKey, int64(t.Weight))
+					}
+				}
+				for _, t := range ea.PreferredAntiAffinityTerms {
+					if t.Matches(pod) {
+						add(node, t.TopologyKey, -int64(t.Weight))
+					}
+				}
+			}
+		}
+	}
+	state.Write(preScoreStateKey, s)
+	return nil
+}
+
+// Score sums the scores of the domains the node belongs to.
+func (*InterPodAffinity) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	node := nodeInfo.Node()
+	if node == nil {
+		return 0, framework.NewStatus(framework.Error, "node not found")
+	}
+	s, st := readPreScore(state)
+	if st != nil {
+		return 0, st
+	}
+	var score int64
+	for key, values := range s.topologyScore {
+		if v, ok := node.Labels[key]; ok {
+			score += values[v]
+		}
+	}
+	return score, nil
+}
+
+func readPreScore(state *framework.CycleState) (*preScoreState, *framework.Status) {
+	data, err := state.Read(preScoreStateKey)
+	if err != nil {
+		return nil, framework.AsStatus(fmt.Errorf("failed to read %q from cycle state: %w", preScoreStateKey, err))
+	}
+	s, ok := data.(*preScoreState)
+	if !ok {
+		return nil, framework.NewStatus(framework.Error, fmt.Sprintf("%T is not an interpodaffinity.preScoreState", data))
+	}
+	return s, nil
+}
+
+// ScoreExtensions returns the plugin itself.
+func (pl *InterPodAffinity) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore maps the sums linearly onto 0..100, lowest to highest;
+// when every node has the same sum they all get 0.
+func (*InterPodAffinity) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	s, st := readPreScore(state)
+	if st != nil {
+		return st
+	}
+	if len(s.topologyScore) == 0 {
+		return nil
+	}
+	minCount, maxCount := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range scores {
+		minCount = min(minCount, scores[i].Score)
+		maxCount = max(maxCount, scores[i].Score)
+	}
+	diff := maxCount - minCount
+	for i := range scores {
+		var f float64
+		if diff > 0 {
+			f = float64(framework.MaxNodeScore) * float64(scores[i].Score-minCount) / float64(diff)
+		}
+		scores[i].Score = int64(f)
+	}
+	return nil
+}
