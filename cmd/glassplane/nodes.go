@@ -46,12 +46,21 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			address = managed.Address()
 			slog.Info("managed containerd ready", "address", address)
 		}
-		rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: address, StateDir: filepath.Join(dataDir, "pods")})
+		cfg := node.Config{NodeName: localName, DataDir: dataDir}
+		network, err := runtime.NewNetwork(runtime.NetworkConfig{})
+		if err != nil {
+			slog.Warn("no pod network, pods share the host's network", "err", err)
+			cfg.PodNetworkProblem = err.Error()
+		} else {
+			cfg.PodCIDR = network.PodCIDR()
+		}
+		rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: address, StateDir: filepath.Join(dataDir, "pods"), Network: network})
 		if err != nil {
 			stopAll()
 			return func() {}, err
 		}
-		stop, err := startNode(ctx, g, ca, apiURL, node.Config{NodeName: localName, Runtime: rt, DataDir: dataDir})
+		cfg.Runtime = rt
+		stop, err := startNode(ctx, g, ca, apiURL, cfg)
 		if err != nil {
 			stopAll()
 			return func() {}, err

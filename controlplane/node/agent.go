@@ -35,6 +35,9 @@ const (
 	DefaultTerminationGrace     = 30 * time.Second
 	LeaseNamespace              = "kube-node-lease"
 	LabelRuntime                = "node.glassplane.io/runtime"
+	// AnnotationPodNetwork says how the node's pods are networked: "cni"
+	// or why they share the host's network.
+	AnnotationPodNetwork = "node.glassplane.io/pod-network"
 	initialRestartBackoff       = 10 * time.Second
 	maxRestartBackoff           = 5 * time.Minute
 	initialImagePullBackoff     = 10 * time.Second
@@ -74,6 +77,11 @@ type Config struct {
 	// PodResyncInterval is how often each pod worker checks its containers
 	// (DefaultPodResyncInterval).
 	PodResyncInterval time.Duration
+	// PodCIDR is the node's pod subnet, reported in spec.podCIDR.
+	PodCIDR string
+	// PodNetworkProblem, when set, says why the node has no pod network
+	// (its pods then share the host's); it is shown on the Node.
+	PodNetworkProblem string
 	// KubeletVersion is reported in nodeInfo.kubeletVersion (DefaultKubeletVersion).
 	KubeletVersion string
 	// Logger receives the agent's logs (slog.Default() when nil).
@@ -183,6 +191,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	nodeRef := &corev1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
 	a.recorder.Event(nodeRef, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
 	a.recorder.Eventf(nodeRef, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", a.cfg.NodeName)
+	if a.cfg.PodNetworkProblem != "" {
+		a.recorder.Eventf(nodeRef, corev1.EventTypeWarning, "NetworkNotReady", "No pod network, pods share the host's network: %s", a.cfg.PodNetworkProblem)
+	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {

@@ -437,7 +437,7 @@ func TestOrphanContainersRemovedAtStart(t *testing.T) {
 	if _, err := rt.PullImage(ctx, "nginx"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.StartPod(ctx, orphan); err != nil {
+	if _, err := rt.StartPod(ctx, orphan); err != nil {
 		t.Fatal(err)
 	}
 	id, err := rt.CreateContainer(ctx, orphan, runtime.ContainerSpec{Name: "c0", Image: "nginx"})

@@ -72,6 +72,14 @@ func (a *Agent) registerNode(ctx context.Context) (*corev1.Node, error) {
 				cur.Labels = map[string]string{}
 			}
 			maps.Copy(cur.Labels, want.Labels)
+			if cur.Annotations == nil {
+				cur.Annotations = map[string]string{}
+			}
+			maps.Copy(cur.Annotations, want.Annotations)
+			if cur.Spec.PodCIDR == "" && want.Spec.PodCIDR != "" {
+				cur.Spec.PodCIDR = want.Spec.PodCIDR
+				cur.Spec.PodCIDRs = want.Spec.PodCIDRs
+			}
 			node, err = a.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
 			return err
 		})
@@ -100,16 +108,28 @@ func (a *Agent) desiredNode(ctx context.Context) (*corev1.Node, error) {
 		LabelRuntime:              a.cfg.Runtime.Name(),
 	}
 	maps.Copy(labels, a.cfg.Labels)
-	return &corev1.Node{
+	annotations := map[string]string{
+		"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+	}
+	switch {
+	case a.cfg.PodNetworkProblem != "":
+		annotations[AnnotationPodNetwork] = "host: " + a.cfg.PodNetworkProblem
+	case a.cfg.PodCIDR != "":
+		annotations[AnnotationPodNetwork] = "cni"
+	}
+	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   a.cfg.NodeName,
-			Labels: labels,
-			Annotations: map[string]string{
-				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
-			},
+			Name:        a.cfg.NodeName,
+			Labels:      labels,
+			Annotations: annotations,
 		},
 		Status: *status,
-	}, nil
+	}
+	if a.cfg.PodCIDR != "" {
+		node.Spec.PodCIDR = a.cfg.PodCIDR
+		node.Spec.PodCIDRs = []string{a.cfg.PodCIDR}
+	}
+	return node, nil
 }
 
 // nodeStatus computes the node's status; conditions keep their transition

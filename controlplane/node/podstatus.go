@@ -16,14 +16,20 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 )
 
-// podIP is the pod's IP: the node's for hostNetwork pods, a made-up one on
-// simulated nodes, none otherwise (pod networking comes with CNI).
-func (a *Agent) podIP(pod *corev1.Pod) string {
+// podIP is the pod's IP: the one its runtime gave it, a made-up one on
+// simulated nodes, or the node's for pods sharing the node's network
+// (hostNetwork, or no pod network on the node). Before the runtime
+// prepared the pod it has none.
+func (a *Agent) podIP(w *podWorker, pod *corev1.Pod) string {
 	switch {
 	case pod.Spec.HostNetwork:
 		return a.nodeIP
 	case a.podIPs != nil:
 		return a.podIPs.get(string(pod.UID))
+	case w.podIP != "":
+		return w.podIP
+	case w.sandboxReady:
+		return a.nodeIP
 	default:
 		return ""
 	}
@@ -76,7 +82,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 	st.StartTime = w.startTime.DeepCopy()
 	st.HostIP = a.nodeIP
 	st.HostIPs = []corev1.HostIP{{IP: a.nodeIP}}
-	if ip := a.podIP(pod); ip != "" {
+	if ip := a.podIP(w, pod); ip != "" {
 		st.PodIP = ip
 		st.PodIPs = []corev1.PodIP{{IP: ip}}
 	}

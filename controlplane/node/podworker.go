@@ -24,6 +24,11 @@ type podWorker struct {
 	wakeCh    chan struct{}
 
 	startTime *metav1.Time
+	// podIP is the address the runtime gave the pod ("" until then, or
+	// when the pod shares the node's network).
+	podIP string
+	// sandboxReady is set once the runtime prepared the pod.
+	sandboxReady bool
 	// waiting says why a container is not running (ErrImagePull,
 	// ImagePullBackOff, CrashLoopBackOff, ...), by container name.
 	waiting map[string]waitingReason
@@ -142,7 +147,8 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 // restartPolicy) and posts the pod's status.
 func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	spec := podSpecFor(pod)
-	if err := a.cfg.Runtime.StartPod(ctx, spec); err != nil {
+	ip, err := a.cfg.Runtime.StartPod(ctx, spec)
+	if err != nil {
 		if ctx.Err() != nil {
 			return
 		}
@@ -150,6 +156,7 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		a.postStatus(ctx, w, pod, nil, false, false)
 		return
 	}
+	w.podIP, w.sandboxReady = ip, true
 	byName, err := a.containersByName(ctx, w.uid)
 	if err != nil {
 		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
@@ -236,7 +243,7 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 		w.waiting[c.Name] = waitingReason{"CreateContainerError", b.err}
 		return
 	}
-	id, err := a.cfg.Runtime.CreateContainer(ctx, spec, a.containerSpec(pod, c, attempt))
+	id, err := a.cfg.Runtime.CreateContainer(ctx, spec, a.containerSpec(w, pod, c, attempt))
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -417,7 +424,7 @@ func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
 	if hostname == "" {
 		hostname = pod.Name
 	}
-	return runtime.PodSpec{
+	spec := runtime.PodSpec{
 		UID:           string(pod.UID),
 		Namespace:     pod.Namespace,
 		Name:          pod.Name,
@@ -425,16 +432,26 @@ func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
 		HostNetwork:   pod.Spec.HostNetwork,
 		RestartPolicy: string(pod.Spec.RestartPolicy),
 	}
+	if !pod.Spec.HostNetwork {
+		for _, c := range pod.Spec.Containers {
+			for _, p := range c.Ports {
+				if p.HostPort > 0 {
+					spec.Ports = append(spec.Ports, runtime.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: string(p.Protocol), HostIP: p.HostIP})
+				}
+			}
+		}
+	}
+	return spec
 }
 
 // containerSpec resolves a pod container for the runtime: env values
 // (literal and the common fieldRefs) and resource limits.
-func (a *Agent) containerSpec(pod *corev1.Pod, c corev1.Container, attempt int) runtime.ContainerSpec {
+func (a *Agent) containerSpec(w *podWorker, pod *corev1.Pod, c corev1.Container, attempt int) runtime.ContainerSpec {
 	env := make([]string, 0, len(c.Env))
 	for _, e := range c.Env {
 		v := e.Value
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-			v = a.fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath)
+			v = a.fieldRefValue(w, pod, e.ValueFrom.FieldRef.FieldPath)
 		}
 		env = append(env, e.Name+"="+v)
 	}
@@ -460,7 +477,7 @@ func (a *Agent) containerSpec(pod *corev1.Pod, c corev1.Container, attempt int) 
 }
 
 // fieldRefValue resolves the downward-API fields kubelet resolves itself.
-func (a *Agent) fieldRefValue(pod *corev1.Pod, path string) string {
+func (a *Agent) fieldRefValue(w *podWorker, pod *corev1.Pod, path string) string {
 	switch path {
 	case "metadata.name":
 		return pod.Name
@@ -475,7 +492,7 @@ func (a *Agent) fieldRefValue(pod *corev1.Pod, path string) string {
 	case "status.hostIP":
 		return a.nodeIP
 	case "status.podIP":
-		return a.podIP(pod)
+		return a.podIP(w, pod)
 	default:
 		return ""
 	}

@@ -60,6 +60,9 @@ type ContainerdConfig struct {
 	Snapshotter string
 	// PullTimeout bounds one image pull (DefaultPullTimeout when zero).
 	PullTimeout time.Duration
+	// Network gives each pod its own address on the node's pod network.
+	// Without one, every pod shares the host's network.
+	Network *Network
 }
 
 // Containerd is a Runtime backed by a containerd daemon: one containerd
@@ -211,17 +214,29 @@ func imageDigestRef(img client.Image) string {
 
 // StartPod implements Runtime: it creates the pod's directory under
 // StateDir (which marks the pod as present on this node) and, unless the
-// pod is on the host network, its own network namespace with loopback up.
-func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) error {
+// pod is on the host network (or the node has no pod network), its own
+// network namespace with loopback up, attached to the pod network.
+func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) (string, error) {
 	dir := filepath.Join(c.cfg.StateDir, pod.UID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("failed to create pod directory %q: %w", dir, err)
+		return "", fmt.Errorf("failed to create pod directory %q: %w", dir, err)
 	}
-	if pod.HostNetwork {
-		return nil
+	if c.hostNetwork(pod) {
+		return "", nil
 	}
-	return ensureNetns(ctx, pod.UID)
+	if err := ensureNetns(ctx, pod.UID); err != nil {
+		return "", err
+	}
+	return c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
 }
+
+// hostNetwork says whether the pod's containers use the host's network.
+func (c *Containerd) hostNetwork(pod PodSpec) bool {
+	return pod.HostNetwork || c.cfg.Network == nil
+}
+
+// Network is the node's pod network, nil when pods share the host's.
+func (c *Containerd) Network() *Network { return c.cfg.Network }
 
 // ListPods implements Runtime: pods with a directory under StateDir or
 // with containers.
@@ -303,10 +318,10 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 	if spec.MemoryBytes > 0 {
 		opts = append(opts, oci.WithMemoryLimit(uint64(spec.MemoryBytes)))
 	}
-	if pod.HostNetwork {
+	if c.hostNetwork(pod) {
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	} else {
-		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}))
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}), oci.WithHostResolvconf)
 	}
 	labels := map[string]string{
 		LabelManaged:       "true",
@@ -545,7 +560,8 @@ func removeContainer(ctx context.Context, ctr client.Container) error {
 }
 
 // RemovePod implements Runtime: it removes the pod's containers, its
-// network namespace and its log directory.
+// network (address, veth, hostPorts), its network namespace and its log
+// directory.
 func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 	ctrs, err := c.podContainers(ctx, podUID)
 	if err != nil {
@@ -557,6 +573,11 @@ func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 			errs = append(errs, err)
 		}
 		c.closeFiles(ctr.ID())
+	}
+	if c.cfg.Network != nil {
+		if err := c.cfg.Network.Teardown(ctx, podUID, NetnsPath(podUID)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := removeNetns(ctx, podUID); err != nil {
 		errs = append(errs, err)

@@ -41,7 +41,12 @@ func startTestContainerd(t *testing.T, ctx context.Context) *Containerd {
 		cancel()
 		t.Fatalf("StartManagedContainerd: %v", err)
 	}
-	rt, err := NewContainerd(ctx, ContainerdConfig{Address: m.Address(), Namespace: "glassplane-test", StateDir: dir + "/pods", PullTimeout: 30 * time.Second})
+	network, err := NewNetwork(NetworkConfig{Name: "glassplane-test", Bridge: "gptest0", PodCIDR: "10.89.0.0/24", CacheDir: dir + "/cni"})
+	if err != nil {
+		cancel()
+		t.Fatalf("NewNetwork: %v", err)
+	}
+	rt, err := NewContainerd(ctx, ContainerdConfig{Address: m.Address(), Namespace: "glassplane-test", StateDir: dir + "/pods", PullTimeout: 30 * time.Second, Network: network})
 	if err != nil {
 		cancel()
 		t.Fatalf("NewContainerd: %v", err)
@@ -114,7 +119,7 @@ func TestContainerdRunsDemoPod(t *testing.T) {
 	}
 
 	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000001", Namespace: "default", Name: "hello", RestartPolicy: "Always"}
-	if err := rt.StartPod(ctx, pod); err != nil {
+	if _, err := rt.StartPod(ctx, pod); err != nil {
 		t.Fatalf("StartPod: %v", err)
 	}
 	if _, err := os.Stat(NetnsPath(pod.UID)); err != nil {
@@ -209,7 +214,7 @@ func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-00000000010" + string(rune('0'+i)), Namespace: "default", Name: "job-" + tc.name, RestartPolicy: "Never"}
-			if err := rt.StartPod(ctx, pod); err != nil {
+			if _, err := rt.StartPod(ctx, pod); err != nil {
 				t.Fatalf("StartPod: %v", err)
 			}
 			id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env})
@@ -248,7 +253,7 @@ func TestContainerdStopKillsAfterGrace(t *testing.T) {
 		t.Fatalf("EnsureDemoImage: %v", err)
 	}
 	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000201", Namespace: "default", Name: "stubborn", HostNetwork: true}
-	if err := rt.StartPod(ctx, pod); err != nil {
+	if _, err := rt.StartPod(ctx, pod); err != nil {
 		t.Fatalf("StartPod: %v", err)
 	}
 	// sh as PID 1 without a trap ignores SIGTERM, so only SIGKILL ends it.
@@ -295,7 +300,7 @@ func TestContainerdReattachesLogsAfterRestart(t *testing.T) {
 		t.Fatalf("EnsureDemoImage: %v", err)
 	}
 	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000301", Namespace: "default", Name: "ticker", HostNetwork: true}
-	if err := rt.StartPod(ctx, pod); err != nil {
+	if _, err := rt.StartPod(ctx, pod); err != nil {
 		t.Fatalf("StartPod: %v", err)
 	}
 	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: []string{"sh", "-c", "i=0; while true; do i=$((i+1)); echo tick-$i; sleep 0.05; done"}})

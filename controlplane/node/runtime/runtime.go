@@ -43,8 +43,10 @@ type Runtime interface {
 	PullImage(ctx context.Context, ref string) (Image, error)
 
 	// StartPod prepares what the pod's containers share (its network
-	// namespace). It is idempotent.
-	StartPod(ctx context.Context, pod PodSpec) error
+	// namespace and address) and returns the pod's IP, or "" when the pod
+	// shares the node's network. It is idempotent: a prepared pod keeps
+	// its address.
+	StartPod(ctx context.Context, pod PodSpec) (string, error)
 	// CreateContainer creates (but does not start) one container of pod and
 	// returns its runtime ID.
 	CreateContainer(ctx context.Context, pod PodSpec, c ContainerSpec) (string, error)
@@ -88,6 +90,8 @@ type PodSpec struct {
 	HostNetwork bool
 	// RestartPolicy is the pod's restartPolicy (Always, OnFailure, Never).
 	RestartPolicy string
+	// Ports are the pod's hostPorts.
+	Ports []PortMapping
 }
 
 // ContainerSpec is one container of a pod, already resolved from the pod

@@ -82,7 +82,7 @@ func TestSimulatedLifecycle(t *testing.T) {
 			if err != nil || img.Ref != "docker.io/library/nginx:latest" {
 				t.Fatalf("PullImage = %+v, %v", img, err)
 			}
-			if err := s.StartPod(ctx, pod); err != nil {
+			if _, err := s.StartPod(ctx, pod); err != nil {
 				t.Fatal(err)
 			}
 			id, err := s.CreateContainer(ctx, pod, ContainerSpec{Name: "c", Image: "nginx"})

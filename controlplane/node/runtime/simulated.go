@@ -107,11 +107,13 @@ func (s *Simulated) PullImage(_ context.Context, ref string) (Image, error) {
 }
 
 // StartPod implements Runtime.
-func (s *Simulated) StartPod(_ context.Context, pod PodSpec) error {
+// Simulated pods have no network of their own: the agent makes up their
+// addresses.
+func (s *Simulated) StartPod(_ context.Context, pod PodSpec) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pods[pod.UID] = true
-	return nil
+	return "", nil
 }
 
 // CreateContainer implements Runtime.
