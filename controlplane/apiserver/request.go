@@ -104,7 +104,7 @@ func (q *request) serve() {
 			APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Subresource: q.info.Subresource,
 		}
 	}
-	if !q.authenticate() || !q.authorize() {
+	if !q.authenticate() || !q.impersonate() || !q.authorize() {
 		return
 	}
 	if !q.info.IsResourceRequest {
@@ -119,6 +119,12 @@ func (q *request) serve() {
 	if !q.res.Namespaced {
 		q.info.Namespace = ""
 		q.ev.ObjectRef.Namespace = ""
+	}
+	if review := q.review(); review != nil {
+		if err := q.serveReview(review); err != nil {
+			q.fail("", err)
+		}
+		return
 	}
 	if err := q.serveResource(); err != nil {
 		q.fail("", err)
@@ -156,58 +162,6 @@ func (q *request) authenticate() bool {
 	}
 	q.ctx = auth.WithUser(q.ctx, q.user)
 	return true
-}
-
-func (q *request) authorize() bool {
-	if q.info.Path == "/version" {
-		return true
-	}
-	q.enter(stageAuthorization)
-	attrs := auth.Attributes{
-		User: q.user, Verb: q.info.Verb, ResourceRequest: q.info.IsResourceRequest, Path: q.info.Path,
-		APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Namespace: q.info.Namespace,
-		Resource: q.info.Resource, Subresource: q.info.Subresource, Name: q.info.Name,
-	}
-	decision, reason, err := q.s.authz.Authorize(q.ctx, attrs)
-	if err != nil {
-		q.fail(stageAuthorization, apierrors.NewInternalError(err))
-		return false
-	}
-	q.ev.Annotations[audit.AnnotationDecision] = decision.String()
-	if reason != "" {
-		q.ev.Annotations[audit.AnnotationReason] = reason
-	}
-	if decision == auth.DecisionAllow {
-		return true
-	}
-	q.fail(stageAuthorization, forbidden(attrs, reason))
-	return false
-}
-
-// forbidden builds Kubernetes' 403 text for a denied request.
-func forbidden(a auth.Attributes, reason string) error {
-	var msg string
-	if !a.ResourceRequest {
-		msg = fmt.Sprintf("User %q cannot %s path %q", a.User.Name, a.Verb, a.Path)
-	} else {
-		resource := a.Resource
-		if a.Subresource != "" {
-			resource += "/" + a.Subresource
-		}
-		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q", a.User.Name, a.Verb, resource, a.APIGroup)
-		if a.Namespace != "" {
-			msg += fmt.Sprintf(" in the namespace %q", a.Namespace)
-		} else {
-			msg += " at the cluster scope"
-		}
-	}
-	if reason != "" {
-		msg += ": " + reason
-	}
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: msg,
-		Details: &metav1.StatusDetails{Name: a.Name, Group: a.APIGroup, Kind: a.Resource},
-	}}
 }
 
 // enter records that the request reached a pipeline stage.

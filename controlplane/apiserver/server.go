@@ -18,6 +18,8 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/node"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -41,8 +43,15 @@ type Config struct {
 	ClientCA *x509.CertPool
 	// Authenticator overrides the x509 client certificate authenticator.
 	Authenticator auth.Authenticator
-	// Authorizer decides every request; nil allows every authenticated user.
-	Authorizer          auth.Authorizer
+	// Authorizer decides every request; nil allows every authenticated user
+	// unless RBAC is set.
+	Authorizer auth.Authorizer
+	// RBAC turns on Kubernetes' authorization: system:masters always
+	// allowed, then the Node authorizer, then RBAC over roles and bindings
+	// cached from storage (Run must be running), with NodeRestriction and
+	// the escalation check on writes, and Bootstrap creating the bootstrap
+	// roles and bindings.
+	RBAC                bool
 	Logger              *slog.Logger
 	MaxRequestBodyBytes int64
 }
@@ -56,8 +65,14 @@ type Server struct {
 	admission *admission.Chain
 	authn     auth.Authenticator
 	authz     auth.Authorizer
-	openapi   http.Handler
-	resources []*resource
+	// rbacCache, rbac and nodeAuthz are set when Config.RBAC is.
+	rbacCache *rbac.Cache
+	rbac      *rbac.Authorizer
+	nodeAuthz *node.Authorizer
+	// restrictions are admission plugins run after the chain (NodeRestriction).
+	restrictions *admission.Chain
+	openapi      http.Handler
+	resources    []*resource
 	// byPath finds a resource by group, version and plural name.
 	byPath map[schema.GroupVersionResource]*resource
 	// groups lists the served group versions in discovery order.
@@ -87,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: newResources(),
+		resources: append(newResources(), authorizationResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
 	if s.admission == nil {
@@ -96,9 +111,7 @@ func New(cfg Config) (*Server, error) {
 	if s.authn == nil {
 		s.authn = &auth.X509{ClientCA: cfg.ClientCA}
 	}
-	if s.authz == nil {
-		s.authz = auth.AlwaysAllowAuthenticated{}
-	}
+	s.setUpAuthorization()
 	var described []openapi.Resource
 	for _, res := range s.resources {
 		s.byPath[res.GroupVersionResource()] = res
@@ -134,7 +147,8 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // Bootstrap creates the namespaces every cluster has (default, kube-system,
-// kube-public, kube-node-lease) when they are missing.
+// kube-public, kube-node-lease) when they are missing and, with RBAC, the
+// bootstrap cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -158,6 +172,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		if err == nil {
 			s.log.Info("created namespace", "namespace", name)
 		}
+	}
+	if s.cfg.RBAC {
+		return s.bootstrapRBAC(ctx)
 	}
 	return nil
 }
@@ -240,6 +257,9 @@ type ResourceInfo struct {
 func (s *Server) Resources() []ResourceInfo {
 	out := make([]ResourceInfo, 0, len(s.resources))
 	for _, res := range s.resources {
+		if res.StorageResource == "" {
+			continue
+		}
 		info := ResourceInfo{
 			Group: res.GVK.Group, Version: res.GVK.Version, Kind: res.GVK.Kind, Resource: res.Resource,
 			Namespaced: res.Namespaced, StoragePrefix: storage.Prefix(res.StorageResource, ""),

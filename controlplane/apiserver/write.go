@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
@@ -40,6 +40,9 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 	if op == "" {
 		return nil
 	}
+	if err := q.preventEscalation(op, obj, old); err != nil {
+		return err
+	}
 	q.enter(stageAdmission)
 	name := q.info.Name
 	for _, o := range []runtime.Object{obj, old} {
@@ -51,11 +54,17 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 			break
 		}
 	}
-	steps, err := q.s.admission.Run(q.ctx, &admission.Attributes{
+	attrs := &admission.Attributes{
 		Operation: op, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: q.res.GVK,
 		Namespace: q.info.Namespace, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
 		UserName: q.user.Name, UserGroups: q.user.Groups,
-	})
+	}
+	steps, err := q.s.admission.Run(q.ctx, attrs)
+	if err == nil && q.s.restrictions != nil {
+		var more []admission.Step
+		more, err = q.s.restrictions.Run(q.ctx, attrs)
+		steps = append(steps, more...)
+	}
 	q.recordAdmission(steps)
 	return err
 }

@@ -14,7 +14,7 @@ import (
 // memory. The API server feeds it from the storage watch; the authorizer
 // reads it on every request. It is safe for concurrent use.
 type Cache struct {
-	mu                  sync.RWMutex // guards the fields below
+	mu                  sync.RWMutex            // guards the fields below
 	roles               map[string]*rbacv1.Role // by namespace/name
 	clusterRoles        map[string]*rbacv1.ClusterRole
 	roleBindings        map[string]map[string]*rbacv1.RoleBinding // by namespace, then name
