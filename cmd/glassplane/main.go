@@ -43,6 +43,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newUpCommand(),
 		newSchedulerCommand(),
+		newControllerManagerCommand(),
 		newNodeCommand(),
 		newKubeconfigCommand(),
 		newImageCommand(),

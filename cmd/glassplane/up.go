@@ -18,6 +18,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/controllers"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -191,7 +192,17 @@ func runUp(ctx context.Context, o upOptions) error {
 	stopSched := runPart(ctx, g, "scheduler", sched.Run)
 	defer stopSched()
 
-	// 8. Node agents, each as system:node:<name>.
+	// 8. The controllers, as system:kube-controller-manager.
+	cmCfg, err := ca.RESTConfig(apiURL, "system:kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	stopCM := runPart(ctx, g, "controller-manager", func(ctx context.Context) error {
+		return runControllerManager(ctx, cmCfg, controllers.Config{Logger: log})
+	})
+	defer stopCM()
+
+	// 9. Node agents, each as system:node:<name>.
 	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, ca, apiURL)
 	if err != nil {
 		return err

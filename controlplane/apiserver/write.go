@@ -401,9 +401,10 @@ func (q *request) deleteOne(namespace, name string, opts *metav1.DeleteOptions, 
 			return nil, false, err
 		}
 		grace := gracePeriod(cur, opts.GracePeriodSeconds)
-		if mustWait(cur, grace) {
-			next := cur.DeepCopyObject()
-			if !markDeleting(q.res, next, grace) {
+		next := cur.DeepCopyObject()
+		gcChanged := setGCFinalizers(next, opts)
+		if mustWait(next, grace) {
+			if !markDeleting(q.res, next, grace) && !gcChanged {
 				return cur, false, nil
 			}
 			if dryRun {

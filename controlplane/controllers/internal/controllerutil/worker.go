@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -53,7 +52,6 @@ func processNext(ctx context.Context, log *slog.Logger, q workqueue.TypedRateLim
 	if ctx.Err() != nil {
 		return true
 	}
-	utilruntime.HandleErrorWithContext(ctx, err, "sync failed", "key", key)
 	log.Info("sync failed, retrying", "key", key, "err", err)
 	q.AddRateLimited(key)
 	return true

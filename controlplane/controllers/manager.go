@@ -1,0 +1,153 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
+	"github.com/glassplane/glassplane/controlplane/controllers/garbagecollector"
+	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
+	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
+)
+
+// DefaultWorkers is how many keys each controller syncs at once.
+const DefaultWorkers = 5
+
+// Config is what the user sets on the controller manager.
+type Config struct {
+	// Workers is each controller's number of sync goroutines
+	// (DefaultWorkers when zero).
+	Workers int
+	Logger  *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// runner is one controller as the manager starts it.
+type runner struct {
+	name string
+	run  func(ctx context.Context, workers int) error
+}
+
+// Manager runs the controllers on one shared informer factory.
+type Manager struct {
+	cfg         Config
+	log         *slog.Logger
+	client      kubernetes.Interface
+	informers   informers.SharedInformerFactory
+	broadcaster record.EventBroadcaster
+	runners     []runner
+	started     atomic.Bool
+	ready       chan struct{}
+}
+
+// New builds the controllers as clients of the API: client for typed
+// objects, meta and dyn for the garbage collector's and namespace
+// controller's view of every resource. Nothing runs until Run.
+func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn dynamic.Interface) (*Manager, error) {
+	if client == nil || meta == nil || dyn == nil {
+		return nil, errors.New("failed to create controller manager: missing API client")
+	}
+	cfg = cfg.withDefaults()
+	m := &Manager{
+		cfg:         cfg,
+		log:         cfg.Logger.With("component", "controller-manager"),
+		client:      client,
+		informers:   informers.NewSharedInformerFactory(client, 0),
+		broadcaster: record.NewBroadcaster(),
+		ready:       make(chan struct{}),
+	}
+	recorder := func(component string) record.EventRecorder {
+		return m.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: component})
+	}
+	f := m.informers
+
+	rs, err := replicaset.New(m.log, client, recorder("replicaset-controller"), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create replicaset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"replicaset", rs.Run})
+
+	dc, err := deployment.New(m.log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"deployment", dc.Run})
+
+	gc := garbagecollector.New(m.log, client.Discovery(), meta, dyn)
+	m.runners = append(m.runners, runner{"garbagecollector", gc.Run})
+
+	nc, err := namespace.New(m.log, client, meta, f.Core().V1().Namespaces())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create namespace controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"namespace", nc.Run})
+	return m, nil
+}
+
+// Ready is closed once the shared informer caches have synced and the
+// controllers are running.
+func (m *Manager) Ready() <-chan struct{} { return m.ready }
+
+// Run starts the informers and every controller, and blocks until ctx
+// ends. It returns the first controller error, nil on a clean stop.
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.started.CompareAndSwap(false, true) {
+		return errors.New("failed to run controller manager: already running")
+	}
+	m.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")})
+	defer m.broadcaster.Shutdown()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errCh := make(chan error, len(m.runners))
+	for _, r := range m.runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.run(ctx, m.cfg.Workers); err != nil && ctx.Err() == nil {
+				errCh <- fmt.Errorf("%s controller: %w", r.name, err)
+				cancel()
+			}
+		}()
+	}
+	m.informers.Start(ctx.Done())
+	defer m.informers.Shutdown()
+	m.log.Info("waiting for informer caches to sync")
+	for typ, ok := range m.informers.WaitForCacheSync(ctx.Done()) {
+		if !ok && ctx.Err() == nil {
+			cancel()
+			wg.Wait()
+			return fmt.Errorf("failed to sync informer cache for %v", typ)
+		}
+	}
+	if ctx.Err() == nil {
+		close(m.ready)
+		m.log.Info("controller manager started", "controllers", len(m.runners))
+	}
+	wg.Wait()
+	close(errCh)
+	return <-errCh
+}
