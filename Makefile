@@ -38,7 +38,7 @@ up: deps-runtime build
 test: deps build test-unit test-e2e
 
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 
 test-e2e: build
 	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -timeout 40m $(E2E_PKGS)

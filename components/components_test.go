@@ -269,3 +269,59 @@ func TestApplyPage(t *testing.T) {
 		})
 	}
 }
+
+func TestClusterMap(t *testing.T) {
+	vm := Overview{Nodes: []NodeBox{
+		{Name: "node1", Ready: "True", Pods: []PodChip{{Namespace: "default", Name: "mypod", Phase: "Running", NodeName: "node1"}}},
+		{Name: hostile, Ready: "False", Pods: []PodChip{{Namespace: "default", Name: hostile, Phase: "Pending", NodeName: hostile}}},
+	}}
+	doc, raw := render(t, OverviewPage(layout(PageOverview), vm))
+	one(t, doc, "cluster-map")
+	tests := []struct {
+		name, testID string
+	}{
+		{"user", "map-box-user"},
+		{"api server", "map-box-apiserver"},
+		{"etcd", "map-box-etcd"},
+		{"scheduler", "map-box-scheduler"},
+		{"controller manager", "map-box-controller-manager"},
+		{"dashboard", "map-box-dashboard"},
+		{"node agent", "map-box-node:node1"},
+		{"containerd", "map-box-containerd:node1"},
+		{"pod inside its node", "map-pod-default-mypod"},
+		{"narration", "narration-text"},
+		{"korean button", "lang-ko"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { one(t, doc, tt.testID) })
+	}
+	t.Run("every edge ends at the API server or inside a node", func(t *testing.T) {
+		edges := findAll(doc, func(n *html.Node) bool { c, _ := attr(n, "class"); return n.Data == "line" && c == "edge" })
+		if len(edges) != 3+2+2*2 {
+			t.Fatalf("edges = %d, want 9", len(edges))
+		}
+		for _, e := range edges {
+			from, _ := attr(e, "data-from")
+			to, _ := attr(e, "data-to")
+			if from != "apiserver" && to != "apiserver" && !strings.HasPrefix(to, "containerd:") {
+				t.Errorf("edge %s → %s bypasses the API server", from, to)
+			}
+		}
+	})
+	t.Run("pod phase colours the dot", func(t *testing.T) {
+		if p, _ := attr(one(t, doc, "map-pod-default-mypod"), "data-phase"); p != "Running" {
+			t.Errorf("data-phase = %q", p)
+		}
+	})
+	t.Run("hostile names are text", func(t *testing.T) {
+		if imgs := findAll(doc, func(n *html.Node) bool { return n.Data == "img" }); len(imgs) != 0 {
+			t.Errorf("found %d <img> elements", len(imgs))
+		}
+		if strings.Contains(raw, hostile) {
+			t.Error("raw HTML contains the unescaped name")
+		}
+		if got := text(one(t, doc, "map-node-"+hostile)); !strings.Contains(got, hostile) {
+			t.Errorf("node text = %q", got)
+		}
+	})
+}

@@ -52,3 +52,33 @@ func scoreTitle(c ScoreCell) string {
 	return "raw " + strconv.FormatInt(c.Raw, 10) + ", normalized " + strconv.FormatInt(c.Normalized, 10) +
 		", weight " + strconv.FormatInt(c.Weight, 10)
 }
+
+// Cluster map geometry, shared with static/js/map.js (keep them equal).
+const (
+	// MapHeight is the SVG's height in user units.
+	MapHeight = 500
+	// MapNodeY is the top of the node row; MapNodeW and MapNodeH the size
+	// of one node, MapNodeGap the space between nodes.
+	MapNodeY   = 272
+	MapNodeW   = 220
+	MapNodeH   = 212
+	MapNodeGap = 24
+	// mapMinWidth is the width that fits the control plane.
+	mapMinWidth = 1000
+	// mapPodsPerRow is how many pod dots fit one row of a node.
+	mapPodsPerRow = 10
+)
+
+// MapWidth is the SVG's width for n nodes.
+func MapWidth(n int) int {
+	return max(mapMinWidth, 20+n*(MapNodeW+MapNodeGap))
+}
+
+// MapNodeX is the left edge of node slot i.
+func MapNodeX(i int) int { return 20 + i*(MapNodeW+MapNodeGap) }
+
+// MapPodX is the centre of pod dot j in node slot i.
+func MapPodX(i, j int) int { return MapNodeX(i) + 20 + (j%mapPodsPerRow)*20 }
+
+// MapPodY is the centre of pod dot j.
+func MapPodY(j int) int { return MapNodeY + 152 + (j/mapPodsPerRow)*20 }

@@ -225,3 +225,17 @@ type EtcdValue struct {
 	ModRevision    int64
 	ObjectHref     string
 }
+
+// MapBox is one component in the cluster map; ID names it for the browser
+// script ("apiserver", "node:<name>", "containerd:<name>").
+type MapBox struct {
+	ID    string
+	Label string
+	Sub   string
+	X     int
+	Y     int
+	W     int
+	H     int
+	// Hub marks the API server.
+	Hub bool
+}

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -197,6 +198,10 @@ func newResources() []*resource {
 		{
 			GVK: coordinationv1.SchemeGroupVersion.WithKind("Lease"), Resource: "leases", Singular: "lease", Namespaced: true,
 			Verbs: verbsAll, StorageResource: "leases",
+		},
+		{
+			GVK: schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), Resource: "priorityclasses", Singular: "priorityclass", ShortNames: []string{"pc"},
+			Verbs: verbsAll, StorageResource: "priorityclasses",
 		},
 		{
 			GVK: apps("Deployment"), Resource: "deployments", Singular: "deployment", ShortNames: []string{"deploy"}, Namespaced: true,

@@ -173,6 +173,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			s.log.Info("created namespace", "namespace", name)
 		}
 	}
+	if err := s.bootstrapPriorityClasses(ctx); err != nil {
+		return err
+	}
 	if s.cfg.RBAC {
 		return s.bootstrapRBAC(ctx)
 	}

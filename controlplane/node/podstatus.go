@@ -70,7 +70,14 @@ func (a *Agent) postStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, b
 // podStatus builds the status kubelet would report: phase, conditions,
 // IPs, start time and one container status per spec container.
 func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus, sandboxReady, terminating bool) *corev1.PodStatus {
-	st := pod.Status.DeepCopy()
+	// Like kubelet's status manager, start from the status this agent last
+	// posted: the informer's copy may not show it yet, and rebuilding from
+	// that older copy would stamp new transition times and write again.
+	base := &pod.Status
+	if w.lastStatus != nil {
+		base = w.lastStatus
+	}
+	st := base.DeepCopy()
 	if w.startTime == nil {
 		if st.StartTime != nil {
 			w.startTime = st.StartTime.DeepCopy()
@@ -116,7 +123,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		sandbox = corev1.ConditionTrue
 	}
 	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
-	for _, c := range pod.Status.Conditions {
+	for _, c := range base.Conditions {
 		if c.Type == corev1.PodScheduled {
 			scheduled = c
 		}
@@ -128,7 +135,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		{Type: corev1.ContainersReady, Status: ready, Reason: reason, Message: msg},
 		scheduled,
 	}
-	st.Conditions = mergeConditions(pod.Status.Conditions, want)
+	st.Conditions = mergeConditions(base.Conditions, want)
 	return st
 }
 

@@ -1,5 +1,6 @@
 // Overview: node boxes with their pod chips, and the feed of recent steps.
 import { el, byTestId, byData, clock, flash, stageChips, safeHref } from "./dom.js";
+import { clusterMap } from "./map.js";
 
 const FEED_LENGTH = 40;
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
@@ -97,6 +98,7 @@ function addFeed(m, source) {
 }
 
 export function overview(stream) {
+  clusterMap(stream);
   stream
     .on("watch", (m) => {
       if (m.kind === "Pod") upsertPod(m);

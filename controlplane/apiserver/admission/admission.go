@@ -94,9 +94,14 @@ func NewChain(plugins ...Plugin) *Chain {
 
 // NewDefaultChain is the chain kube-apiserver's default plugins amount to,
 // in its order: defaulting, DefaultTolerationSeconds, NamespaceLifecycle,
-// then validation.
+// then validation. If namespaces is also a PriorityClassLister, pods get
+// the priority of any stored PriorityClass.
 func NewDefaultChain(namespaces NamespaceLister) *Chain {
-	return NewChain(NewDefaultValues(), NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces), NewValidation())
+	defaults := NewDefaultValues()
+	if pcs, ok := namespaces.(PriorityClassLister); ok {
+		defaults.priorityClasses = pcs
+	}
+	return NewChain(defaults, NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces), NewValidation())
 }
 
 // Run admits a: it runs the mutating plugins in order, recording the JSON

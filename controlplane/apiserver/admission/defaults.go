@@ -7,6 +7,7 @@ import (
 	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -29,7 +30,11 @@ const (
 // with its QoS class, a Namespace is Active with the "kubernetes" finalizer),
 // the IP family fields the Service allocator sets, and the priority fields
 // the Priority plugin sets on Pods.
-type DefaultValues struct{}
+type DefaultValues struct {
+	// priorityClasses resolves classes other than the system ones; nil
+	// knows only those.
+	priorityClasses PriorityClassLister
+}
 
 var _ MutationInterface = &DefaultValues{}
 
@@ -40,7 +45,7 @@ func NewDefaultValues() *DefaultValues { return &DefaultValues{} }
 func (*DefaultValues) Name() string { return DefaultingPluginName }
 
 // Admit implements MutationInterface.
-func (*DefaultValues) Admit(_ context.Context, a *Attributes) error {
+func (d *DefaultValues) Admit(ctx context.Context, a *Attributes) error {
 	if a.Object == nil || (a.Operation != Create && a.Operation != Update) {
 		return nil
 	}
@@ -53,7 +58,7 @@ func (*DefaultValues) Admit(_ context.Context, a *Attributes) error {
 		if a.Operation == Create {
 			preparePodForCreate(obj)
 		}
-		return admitPodPriority(obj, a)
+		return admitPodPriority(ctx, obj, a, d.priorityClasses)
 	case *corev1.Namespace:
 		if a.Operation == Create {
 			prepareNamespaceForCreate(obj)
@@ -614,11 +619,13 @@ func preparePodForCreate(pod *corev1.Pod) {
 	}
 }
 
-// admitPodPriority does what the Priority admission plugin does with no
-// PriorityClass objects but the two system ones: on create the pod gets the
-// priority of its class (0 without one) and preemptionPolicy
-// PreemptLowerPriority; on update values left out are kept from the old pod.
-func admitPodPriority(pod *corev1.Pod, a *Attributes) error {
+// admitPodPriority does what the Priority admission plugin does: on create
+// the pod gets the priority of its class (0 without one; the two system
+// classes are always known, others are read through classes when set) and
+// the class's preemptionPolicy (default PreemptLowerPriority); on update
+// values left out are kept from the old pod. A globalDefault class is not
+// applied to pods without a class.
+func admitPodPriority(ctx context.Context, pod *corev1.Pod, a *Attributes, classes PriorityClassLister) error {
 	if a.Operation == Update {
 		if old, ok := a.OldObject.(*corev1.Pod); ok {
 			if pod.Spec.Priority == nil {
@@ -631,6 +638,7 @@ func admitPodPriority(pod *corev1.Pod, a *Attributes) error {
 		return nil
 	}
 	var priority int32
+	policy := ptrTo(corev1.PreemptLowerPriority)
 	switch pod.Spec.PriorityClassName {
 	case "":
 	case systemClusterCritical:
@@ -638,8 +646,22 @@ func admitPodPriority(pod *corev1.Pod, a *Attributes) error {
 	case systemNodeCritical:
 		priority = systemNodeCriticalPriority
 	default:
-		return apierrors.NewForbidden(a.Resource.GroupResource(), objectNameForError(a),
-			fmt.Errorf("no PriorityClass with name %v was found", pod.Spec.PriorityClassName))
+		var pc *schedulingv1.PriorityClass
+		found := false
+		if classes != nil {
+			var err error
+			if pc, found, err = classes.GetPriorityClass(ctx, pod.Spec.PriorityClassName); err != nil {
+				return apierrors.NewInternalError(fmt.Errorf("failed to get PriorityClass %q: %w", pod.Spec.PriorityClassName, err))
+			}
+		}
+		if !found {
+			return apierrors.NewForbidden(a.Resource.GroupResource(), objectNameForError(a),
+				fmt.Errorf("no PriorityClass with name %v was found", pod.Spec.PriorityClassName))
+		}
+		priority = pc.Value
+		if pc.PreemptionPolicy != nil {
+			policy = pc.PreemptionPolicy
+		}
 	}
 	if pod.Spec.Priority != nil && *pod.Spec.Priority != priority {
 		return apierrors.NewForbidden(a.Resource.GroupResource(), objectNameForError(a),
@@ -647,7 +669,7 @@ func admitPodPriority(pod *corev1.Pod, a *Attributes) error {
 	}
 	pod.Spec.Priority = ptrTo(priority)
 	if pod.Spec.PreemptionPolicy == nil {
-		pod.Spec.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
+		pod.Spec.PreemptionPolicy = policy
 	}
 	return nil
 }

@@ -103,9 +103,8 @@ func TestContainerdPodNetwork(t *testing.T) {
 			return ok && st.State == StateExited, nil
 		})
 		st, _ := findContainer(t, ctx, rt, client.UID, id)
-		stdout, _ := rt.LogPaths(client.UID, "wget", 0)
-		out, _ := os.ReadFile(stdout)
-		if st.ExitCode != 0 || !strings.Contains(string(out), "Hello from server") {
+		out, _ := logStreams(t, rt.LogPath(client.UID, "wget", 0))
+		if st.ExitCode != 0 || !strings.Contains(out, "Hello from server") {
 			t.Fatalf("client exited %d with output %q; want 0 and the server's page", st.ExitCode, out)
 		}
 	})

@@ -52,8 +52,8 @@ type ContainerdConfig struct {
 	// Namespace isolates Glassplane's containers and images
 	// (DefaultContainerdNamespace when empty).
 	Namespace string
-	// StateDir holds the node's per-pod files: container logs in
-	// <StateDir>/<pod uid>/<container>/<attempt>.{stdout,stderr}.log and
+	// StateDir holds the node's per-pod files: container logs (CRI format)
+	// in <StateDir>/<pod uid>/<container>/<attempt>.log and
 	// the tasks' IO FIFOs in <StateDir>/.fifo. Required.
 	StateDir string
 	// Snapshotter unpacks images (DefaultContainerdSnapshotter when empty).
@@ -72,7 +72,7 @@ type Containerd struct {
 	client *client.Client
 
 	mu    sync.Mutex // guards files
-	files map[string][]*os.File
+	files map[string]io.Closer
 }
 
 var _ Runtime = (*Containerd)(nil)
@@ -104,14 +104,14 @@ func NewContainerd(ctx context.Context, cfg ContainerdConfig) (*Containerd, erro
 		c.Close()
 		return nil, fmt.Errorf("failed to reach containerd %q: %w", cfg.Address, err)
 	}
-	return &Containerd{cfg: cfg, client: c, files: map[string][]*os.File{}}, nil
+	return &Containerd{cfg: cfg, client: c, files: map[string]io.Closer{}}, nil
 }
 
 // Close closes the connection to containerd; containers keep running.
 func (c *Containerd) Close() error {
 	c.mu.Lock()
-	for id, fs := range c.files {
-		for _, f := range fs {
+	for id, f := range c.files {
+		if f != nil {
 			f.Close()
 		}
 		delete(c.files, id)
@@ -350,55 +350,50 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 			}
 		}
 	}()
-	stdout, stderr, err := c.openLogs(pod.UID, spec.Name, spec.Attempt)
+	logFile, err := c.openLog(pod.UID, spec.Name, spec.Attempt)
 	if err != nil {
 		return "", err
 	}
 	c.mu.Lock()
-	c.files[id] = []*os.File{stdout, stderr}
+	c.files[id] = logFile
 	c.mu.Unlock()
 	defer func() {
 		if retErr != nil {
 			c.closeFiles(id)
 		}
 	}()
-	creator := cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(c.cfg.StateDir, ".fifo")))
+	creator := cio.NewCreator(cio.WithStreams(nil, logFile.stream(logStreamStdout), logFile.stream(logStreamStderr)), cio.WithFIFODir(c.fifoDir()))
 	if _, err := ctr.NewTask(ctx, creator); err != nil {
 		return "", fmt.Errorf("failed to create task for container %q: %w", spec.Name, err)
 	}
 	return id, nil
 }
 
-// LogPaths returns the files that hold a pod container's stdout and stderr.
-func (c *Containerd) LogPaths(podUID, container string, attempt int) (stdout, stderr string) {
-	dir := filepath.Join(c.cfg.StateDir, podUID, container)
-	base := strconv.Itoa(attempt)
-	return filepath.Join(dir, base+".stdout.log"), filepath.Join(dir, base+".stderr.log")
+// LogPath returns the file that holds a pod container instance's output.
+func (c *Containerd) LogPath(podUID, container string, attempt int) string {
+	return filepath.Join(c.cfg.StateDir, podUID, container, strconv.Itoa(attempt)+".log")
 }
 
-func (c *Containerd) openLogs(podUID, container string, attempt int) (*os.File, *os.File, error) {
-	outPath, errPath := c.LogPaths(podUID, container, attempt)
-	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("failed to create log directory %q: %w", filepath.Dir(outPath), err)
+func (c *Containerd) fifoDir() string { return filepath.Join(c.cfg.StateDir, ".fifo") }
+
+func (c *Containerd) openLog(podUID, container string, attempt int) (*criLogFile, error) {
+	path := c.LogPath(podUID, container, attempt)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("failed to create log directory %q: %w", filepath.Dir(path), err)
 	}
-	stdout, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to open log %q: %w", outPath, err)
+		return nil, fmt.Errorf("failed to open log %q: %w", path, err)
 	}
-	stderr, err := os.OpenFile(errPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-	if err != nil {
-		stdout.Close()
-		return nil, nil, fmt.Errorf("failed to open log %q: %w", errPath, err)
-	}
-	return stdout, stderr, nil
+	return &criLogFile{f: f}, nil
 }
 
 func (c *Containerd) closeFiles(id string) {
 	c.mu.Lock()
-	fs := c.files[id]
+	f := c.files[id]
 	delete(c.files, id)
 	c.mu.Unlock()
-	for _, f := range fs {
+	if f != nil {
 		f.Close()
 	}
 }
@@ -414,17 +409,16 @@ func (c *Containerd) reattachLogs(ctx context.Context, ctr client.Container, st 
 	}
 	c.files[st.ID] = nil
 	c.mu.Unlock()
-	stdout, stderr, err := c.openLogs(st.PodUID, st.Name, st.Attempt)
+	logFile, err := c.openLog(st.PodUID, st.Name, st.Attempt)
 	if err != nil {
 		return
 	}
-	if _, err := ctr.Task(ctx, cio.NewAttach(cio.WithStreams(nil, stdout, stderr))); err != nil {
-		stdout.Close()
-		stderr.Close()
+	if _, err := ctr.Task(ctx, cio.NewAttach(cio.WithStreams(nil, logFile.stream(logStreamStdout), logFile.stream(logStreamStderr)))); err != nil {
+		logFile.Close()
 		return
 	}
 	c.mu.Lock()
-	c.files[st.ID] = []*os.File{stdout, stderr}
+	c.files[st.ID] = logFile
 	c.mu.Unlock()
 }
 

@@ -232,11 +232,10 @@ func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
 			if st.ExitCode != tc.wantCode || st.Reason != tc.reason || st.FinishedAt.IsZero() {
 				t.Errorf("status = %+v; want exit %d %s", st, tc.wantCode, tc.reason)
 			}
-			outPath, errPath := rt.LogPaths(pod.UID, "main", 0)
+			logPath := rt.LogPath(pod.UID, "main", 0)
 			waitFor(t, "logs", 10*time.Second, func() (bool, error) {
-				out, _ := os.ReadFile(outPath)
-				errOut, _ := os.ReadFile(errPath)
-				return string(out) == tc.stdout && string(errOut) == tc.stderr, nil
+				out, errOut := logStreams(t, logPath)
+				return out == tc.stdout && errOut == tc.stderr, nil
 			})
 			if err := rt.RemovePod(ctx, pod.UID); err != nil {
 				t.Fatalf("RemovePod: %v", err)
@@ -310,7 +309,7 @@ func TestContainerdReattachesLogsAfterRestart(t *testing.T) {
 	if err := rt.StartContainer(ctx, id); err != nil {
 		t.Fatalf("StartContainer: %v", err)
 	}
-	outPath, _ := rt.LogPaths(pod.UID, "main", 0)
+	outPath := rt.LogPath(pod.UID, "main", 0)
 	size := func() int64 {
 		fi, err := os.Stat(outPath)
 		if err != nil {
@@ -337,5 +336,70 @@ func TestContainerdReattachesLogsAfterRestart(t *testing.T) {
 	})
 	if err := again.RemovePod(ctx, pod.UID); err != nil {
 		t.Fatalf("RemovePod: %v", err)
+	}
+}
+
+// logStreams splits a CRI log file into its stdout and stderr text.
+func logStreams(t *testing.T, path string) (stdout, stderr string) {
+	t.Helper()
+	data, _ := os.ReadFile(path)
+	var out, errOut strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		parts := strings.SplitN(line, " ", 4)
+		if len(parts) < 4 {
+			continue
+		}
+		b := &out
+		if parts[1] == "stderr" {
+			b = &errOut
+		}
+		b.WriteString(parts[3])
+		if parts[2] == "F" {
+			b.WriteString("\n")
+		}
+	}
+	return out.String(), errOut.String()
+}
+
+func TestContainerdExec(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000401", Namespace: "default", Name: "exec", HostNetwork: true}
+	if _, err := rt.StartPod(ctx, pod); err != nil {
+		t.Fatalf("StartPod: %v", err)
+	}
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Env: []string{"GREETING=hi"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	tests := []struct {
+		name       string
+		opts       ExecOptions
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "env and exit code", opts: ExecOptions{Cmd: []string{"sh", "-c", "echo $GREETING; echo err >&2; exit 3"}}, wantCode: 3, wantStdout: "hi\n", wantStderr: "err\n"},
+		{name: "stdin to EOF", opts: ExecOptions{Cmd: []string{"cat"}, Stdin: strings.NewReader("piped\n")}, wantStdout: "piped\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			tt.opts.Stdout, tt.opts.Stderr = &out, &errOut
+			code, err := rt.Exec(ctx, id, tt.opts)
+			if err != nil {
+				t.Fatalf("Exec: %v", err)
+			}
+			if code != tt.wantCode || out.String() != tt.wantStdout || errOut.String() != tt.wantStderr {
+				t.Errorf("Exec = %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errOut.String(), tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
 	}
 }

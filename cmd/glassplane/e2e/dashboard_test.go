@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/web/webtest"
+)
+
+// seedPod is the seed notes' pod (their nginx image is replaced by the image
+// every node has, since tests run offline).
+const seedPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: seed-mypod
+  namespace: default
+spec:
+  containers:
+  - name: mycontainer
+    image: glassplane.local/hello:latest
+`
+
+// mapStep is one step the cluster map rendered (window.glassplane.steps).
+type mapStep struct {
+	Kind  string `json:"kind"`
+	Label string `json:"label"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Pod   string `json:"pod"`
+}
+
+// TestDashboardTeaches applies the seed's pod from the form and follows it
+// through every page that explains it: the cluster map animates the steps in
+// the order they happened and narrates them (in Korean when chosen), the
+// timeline lists the pipeline and the kubelet's steps, the request page
+// shows the pipeline, and the etcd explorer shows the key's history.
+func TestDashboardTeaches(t *testing.T) {
+	c := SharedCluster(t)
+	home := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+
+	webtest.Navigate(t, home, c.WebURL+"/")
+	webtest.WaitSelector(t, home, webtest.TestID("cluster-map"))
+	webtest.WaitFor(t, home, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitSelector(t, home, webtest.TestID("map-box-apiserver"))
+
+	form := newTab(t, home)
+	webtest.Navigate(t, form, c.WebURL+"/apply")
+	webtest.WaitSelector(t, form, webtest.TestID("manifest"))
+	submit(t, form, seedPod)
+	if got := webtest.Eval[string](t, form, `document.querySelector('[data-testid="apply-result"]').textContent`); !strings.Contains(got, "pod/seed-mypod created") {
+		t.Fatalf("apply result = %q, want pod/seed-mypod created", got)
+	}
+	t.Cleanup(func() {
+		c.Client.CoreV1().Pods("default").Delete(context.Background(), "seed-mypod", metav1.DeleteOptions{})
+	})
+	pod := waitPodPhase(t, c, "default", "seed-mypod", corev1.PodRunning, 2*time.Minute)
+
+	t.Run("the cluster map animates the steps in order", func(t *testing.T) {
+		want := []string{"request", "etcd", "watch-scheduler", "bind", "etcd", "watch-node", "runtime-created", "runtime-started", "running"}
+		var steps []mapStep
+		waitErr := waitJS(home, `(window.glassplane?.steps || []).some(s => s.kind === "running" && s.pod === "seed-mypod")`)
+		raw := webtest.Eval[string](t, home, `JSON.stringify(window.glassplane.steps)`)
+		if err := json.Unmarshal([]byte(raw), &steps); err != nil {
+			t.Fatal(err)
+		}
+		if waitErr != nil {
+			t.Fatalf("the map never showed seed-mypod Running: %v; steps: %+v", waitErr, steps)
+		}
+		steps = slices.DeleteFunc(steps, func(s mapStep) bool { return s.Pod != "seed-mypod" })
+		kinds := make([]string, len(steps))
+		for i, s := range steps {
+			kinds[i] = s.Kind
+		}
+		if !subsequence(kinds, want) {
+			t.Fatalf("map steps %v do not contain %v in order", kinds, want)
+		}
+		for _, s := range steps {
+			switch s.Kind {
+			case "request":
+				if s.From != "user" || s.To != "apiserver" {
+					t.Errorf("request travels %s → %s, want user → apiserver", s.From, s.To)
+				}
+			case "bind":
+				if s.From != "scheduler" || !strings.Contains(s.Label, pod.Spec.NodeName) {
+					t.Errorf("bind step %+v, want from scheduler naming %s", s, pod.Spec.NodeName)
+				}
+			case "watch-node", "runtime-started":
+				if !strings.Contains(s.From+s.To, pod.Spec.NodeName) {
+					t.Errorf("%s step %+v does not involve node %s", s.Kind, s, pod.Spec.NodeName)
+				}
+			}
+		}
+		dot := fmt.Sprintf(`[data-testid="map-node-%s"] [data-testid="map-pod-default-seed-mypod"]`, pod.Spec.NodeName)
+		webtest.WaitFor(t, home, fmt.Sprintf(`document.querySelector(%s)?.dataset.phase === "Running"`, webtest.JSString(dot)))
+		webtest.Screenshot(t, home, filepath.Join(out, "overview-map.png"))
+	})
+
+	t.Run("the narration speaks Korean when chosen", func(t *testing.T) {
+		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="steps"] [data-kind="bind"]').click() || true`)
+		en := webtest.Eval[string](t, home, `document.getElementById("narration-text").textContent`)
+		if !strings.Contains(en, "scheduler") {
+			t.Errorf("English narration of the bind = %q", en)
+		}
+		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="lang-ko"]').click() || true`)
+		webtest.WaitFor(t, home, `document.getElementById("narration-text").textContent.includes("스케줄러")`)
+		// The choice is remembered across page loads.
+		webtest.Navigate(t, home, c.WebURL+"/")
+		webtest.WaitSelector(t, home, webtest.TestID("narration-text"))
+		webtest.WaitFor(t, home, `document.querySelector('[data-testid="lang-ko"]').getAttribute("aria-pressed") === "true"`)
+		webtest.Screenshot(t, home, filepath.Join(out, "overview-korean.png"))
+		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="lang-en"]').click() || true`)
+	})
+}
+
+// newTab opens a second tab in the browser of parent.
+func newTab(t *testing.T, parent context.Context) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(parent)
+	t.Cleanup(cancel)
+	// A tab lives as long as the context of its first action.
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("failed to open a tab: %v", err)
+	}
+	return tab
+}
+
+// submit pastes manifest into the apply form and waits for the outcome.
+func submit(t *testing.T, tab context.Context, manifest string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("manifest")), manifest),
+		chromedp.Click(chromedp.CSS(webtest.TestID("apply-submit"))),
+	); err != nil {
+		t.Fatalf("failed to submit the apply form: %v", err)
+	}
+	webtest.WaitSelector(t, tab, webtest.TestID("apply-result"))
+}
+
+// subsequence reports whether want appears in got in order (not
+// necessarily adjacent).
+func subsequence(got, want []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// waitJS polls a JavaScript condition like webtest.WaitFor but returns the
+// failure, so the test can report what the page did see.
+func waitJS(tab context.Context, expression string) error {
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout+5*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expression,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(webtest.Timeout)))
+	return err
+}

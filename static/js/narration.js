@@ -1,0 +1,117 @@
+// Narration: what each step of the cluster map means, in plain words, in
+// English and in Korean (the seed notes' language). Texts are templates
+// whose {placeholders} are filled from the step and then set as textContent,
+// never parsed as HTML.
+
+export const LANGS = ["en", "ko"];
+const STORAGE_KEY = "glassplane.lang";
+
+const TEXTS = {
+  request: {
+    en: "{user} sent “{action}” to the API server. kube-apiserver authenticates the request, checks with RBAC that this user may do it, and runs admission (defaults, then validation).",
+    ko: "{user}이(가) API 서버에 “{action}” 요청을 보냅니다. kube-apiserver가 요청을 인증하고 RBAC로 권한을 확인한 뒤, admission 단계에서 기본값을 채우고 요청이 올바른 포맷인지 검증합니다.",
+  },
+  denied: {
+    en: "The API server refused “{action}” from {user} with {code}: {message}. Nothing was written to etcd.",
+    ko: "kube-apiserver가 {user}의 “{action}” 요청을 {code}로 거부했습니다: {message}. etcd에는 아무것도 저장되지 않습니다.",
+  },
+  etcd: {
+    en: "The request passed every check, so the API server stores the object in etcd under {key}. etcd revision {rev} becomes its resourceVersion: the desired state is now recorded.",
+    ko: "검증이 끝나면 kube-apiserver가 etcd의 {key} 키에 객체를 저장합니다. etcd 리비전 {rev}이(가) resourceVersion이 되고, 이제 원하는 상태(Desired State)가 기록되었습니다.",
+  },
+  "watch-scheduler": {
+    en: "The scheduler watches the API server. It sees pod {pod}, Pending with no node yet, and picks one: first filter (resources, taints, affinity), then score.",
+    ko: "스케줄러는 API 서버를 watch 하고 있습니다. 아직 노드가 정해지지 않은 Pending 상태의 pod {pod}를 발견하고, Filter 단계와 Score 단계로 적절한 노드를 고릅니다.",
+  },
+  bind: {
+    en: "The scheduler chose {node} and tells the API server by creating a Binding for {pod}. It never talks to the node itself: everything goes through the API server (hub and spoke).",
+    ko: "스케줄러가 {node} 노드를 선택하고, Binding을 생성해 API 서버에 전달합니다. 스케줄러는 노드와 직접 통신하지 않고, 모든 통신은 API 서버를 거칩니다 (Hub & Spoke).",
+  },
+  "watch-node": {
+    en: "The node agent (kubelet) on {node} watches for pods bound to its node. It receives {pod} from the API server and starts it.",
+    ko: "{node} 노드의 kubelet은 자기 노드에 배치된 pod를 watch 하고 있습니다. kube-apiserver에서 pod {pod}의 정보를 전달받아 실행을 시작합니다.",
+  },
+  "runtime-pulling": {
+    en: "The kubelet on {node} asks containerd to pull the image. {message}",
+    ko: "{node} 노드의 kubelet이 컨테이너 런타임(containerd)에 이미지를 받아오도록 요청합니다. {message}",
+  },
+  "runtime-pulled": {
+    en: "containerd on {node} has the image. {message}",
+    ko: "{node} 노드의 containerd에 이미지가 준비되었습니다. {message}",
+  },
+  "runtime-created": {
+    en: "The kubelet asks containerd to create the container. {message}",
+    ko: "kubelet이 컨테이너 런타임(containerd)을 사용해 컨테이너를 생성합니다. {message}",
+  },
+  "runtime-started": {
+    en: "containerd starts the container. {message}",
+    ko: "containerd가 컨테이너를 실행합니다. {message}",
+  },
+  "runtime-other": {
+    en: "The kubelet on {node} reports {reason}: {message}",
+    ko: "{node} 노드의 kubelet이 {reason} 이벤트를 보고합니다: {message}",
+  },
+  status: {
+    en: "The kubelet on {node} reports the pod's status to the API server ({action}); the API server stores it in etcd like any other write.",
+    ko: "{node} 노드의 kubelet이 pod의 상태를 API 서버에 보고합니다 ({action}). API 서버는 다른 요청과 똑같이 이를 etcd에 저장합니다.",
+  },
+  running: {
+    en: "Pod {pod} is Running on {node}. Every watcher, this dashboard included, hears it from the API server: the current state now matches the desired state.",
+    ko: "pod {pod}가 {node} 노드에서 Running 상태가 되었습니다. 이 대시보드를 포함한 모든 watcher가 API 서버로부터 변경을 전달받습니다. 이제 현재 상태(Current State)가 원하는 상태(Desired State)와 같습니다.",
+  },
+  phase: {
+    en: "Pod {pod} is now {phase}; the API server tells every watcher.",
+    ko: "pod {pod}가 {phase} 상태가 되었습니다. API 서버가 모든 watcher에게 변경을 알립니다.",
+  },
+  deleted: {
+    en: "Pod {pod} is gone from etcd; the API server tells every watcher.",
+    ko: "pod {pod}가 etcd에서 삭제되었습니다. API 서버가 모든 watcher에게 알립니다.",
+  },
+  controller: {
+    en: "The controller manager ({user}) works through the API server like everyone else: “{action}”, to keep the cluster at the state you declared.",
+    ko: "컨트롤러 매니저({user})도 다른 컴포넌트처럼 API 서버를 통해 “{action}” 작업을 수행합니다. 사용자가 선언한 상태를 유지하기 위해서입니다.",
+  },
+  "failed-scheduling": {
+    en: "The scheduler found no node for {pod}: {message}",
+    ko: "스케줄러가 pod {pod}를 배치할 노드를 찾지 못했습니다: {message}",
+  },
+};
+
+const UI = {
+  en: { idle: "Apply a manifest (the Apply page or kubectl) and watch each step travel through the cluster." },
+  ko: { idle: "매니페스트를 적용하면 (Apply 페이지 또는 kubectl) 각 단계가 클러스터를 지나가는 모습을 볼 수 있습니다." },
+};
+
+// currentLang is the remembered language, English by default.
+export function currentLang() {
+  try {
+    const v = localStorage.getItem(STORAGE_KEY);
+    if (LANGS.includes(v)) return v;
+  } catch {
+    // Storage may be unavailable; English it is.
+  }
+  return "en";
+}
+
+export function setLang(lang) {
+  if (!LANGS.includes(lang)) return;
+  try {
+    localStorage.setItem(STORAGE_KEY, lang);
+  } catch {
+    // Not remembered, still applied.
+  }
+}
+
+// narrate returns the explanation of a step in lang.
+export function narrate(step, lang) {
+  const t = TEXTS[step.kind] || TEXTS.request;
+  const tpl = t[lang] || t.en;
+  return tpl.replace(/\{(\w+)\}/g, (_, name) => {
+    const v = step.vars?.[name];
+    return v === undefined || v === null || v === "" ? "?" : String(v);
+  });
+}
+
+export function idleText(lang) {
+  return (UI[lang] || UI.en).idle;
+}
