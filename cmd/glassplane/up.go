@@ -18,6 +18,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 	"github.com/glassplane/glassplane/controlplane/controllers"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
@@ -134,7 +135,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	api, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log})
+	api, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, RBAC: true})
 	if err != nil {
 		return err
 	}
@@ -152,6 +153,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err := api.Bootstrap(ctx); err != nil {
 		return err
 	}
+	// The API server's RBAC cache follows the roles and bindings in etcd;
+	// requests wait for its first full list.
+	stopAPI := runPart(ctx, g, "apiserver", api.Run)
+	defer stopAPI()
 
 	// 5. The kubeconfig people use.
 	kubeconfigPath := filepath.Join(dataDir, "kubeconfig")
@@ -165,7 +170,7 @@ func runUp(ctx context.Context, o upOptions) error {
 
 	// 6. The dashboard, acting through the API with its own identity.
 	if srv.Web() != nil {
-		dashCfg, err := ca.RESTConfig(apiURL, "system:glassplane-dashboard", pki.AdminGroup)
+		dashCfg, err := ca.RESTConfig(apiURL, rbac.UserDashboard)
 		if err != nil {
 			return err
 		}
