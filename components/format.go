@@ -3,6 +3,8 @@ package components
 import (
 	"strconv"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // modeText is the header's runtime badge.
@@ -82,3 +84,54 @@ func MapPodX(i, j int) int { return MapNodeX(i) + 20 + (j%mapPodsPerRow)*20 }
 
 // MapPodY is the centre of pod dot j.
 func MapPodY(j int) int { return MapNodeY + 152 + (j/mapPodsPerRow)*20 }
+
+// stageTitles name the pipeline stages for people.
+var stageTitles = map[string]string{
+	"authentication": "authentication",
+	"authorization":  "authorization (RBAC)",
+	"decoding":       "decoding",
+	"admission":      "admission",
+	"etcd":           "etcd write",
+}
+
+func stageTitle(name string) string {
+	if t, ok := stageTitles[name]; ok {
+		return t
+	}
+	return name
+}
+
+// stageDetail says what a stage found for one request.
+func stageDetail(r RequestRow, stage string) string {
+	switch stage {
+	case "authentication":
+		if r.FailedStage == stage {
+			return "who are you? unknown"
+		}
+		if r.Authenticator != "" {
+			return r.Authenticator
+		}
+		return "ok"
+	case "authorization":
+		if r.Decision != "" {
+			return r.Decision
+		}
+	case "admission":
+		if n := len(r.Admission); n > 0 {
+			return strconv.Itoa(n) + " plugin notes"
+		}
+	case "etcd":
+		if r.Revision > 0 {
+			return "rev " + strconv.FormatInt(r.Revision, 10)
+		}
+	}
+	if r.FailedStage == stage {
+		return "refused"
+	}
+	return ""
+}
+
+// stageDelay staggers the stages' entrance so a request visibly travels.
+func stageDelay(i int) templ.SafeCSS {
+	return templ.SafeCSS("--i: " + strconv.Itoa(i) + ";")
+}

@@ -239,3 +239,49 @@ type MapBox struct {
 	// Hub marks the API server.
 	Hub bool
 }
+
+// PageRequests is the request pipeline page.
+const PageRequests Page = "requests"
+
+// Requests is the audit stream as the pipeline page lists it.
+type Requests struct {
+	Rows []RequestRow
+	// ShowReads includes get, list and watch; OnlyFailed keeps refused
+	// requests; User keeps requests whose user contains it.
+	ShowReads  bool
+	OnlyFailed bool
+	User       string
+}
+
+// RequestRow is one API request travelling through the pipeline.
+type RequestRow struct {
+	Seq           int64
+	Time          string
+	User          string
+	Groups        string
+	Authenticator string
+	Verb          string
+	// Action reads like "create pods/binding"; Target like "pods/default/x".
+	Action      string
+	Target      string
+	Href        string
+	Code        int
+	Failed      bool
+	FailedStage string
+	Stages      []Stage
+	// Decision is allow or forbid; Reason the RBAC rule that allowed the
+	// request or why it was denied.
+	Decision  string
+	Reason    string
+	Status    string
+	Admission []AdmissionNote
+	Key       string
+	KeyHref   string
+	Revision  int64
+}
+
+// AdmissionNote is what one admission plugin did to a request.
+type AdmissionNote struct {
+	Plugin string
+	Result string
+}

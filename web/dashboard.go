@@ -81,6 +81,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/objects/:resource/:name", d.object)
 	e.GET("/objects/:resource/:namespace/:name", d.object)
 	e.GET("/etcd", d.etcd)
+	e.GET("/requests", d.requests)
 	e.GET("/ws", d.serveWS)
 	e.StaticFS("/static/", static.FS)
 }

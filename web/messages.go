@@ -65,11 +65,11 @@ type Message struct {
 	Timestamp string `json:"timestamp,omitempty"`
 	// Verb and Action describe a request ("create", "create pods/binding");
 	// Action is the reason of a core Event.
-	Verb    string `json:"verb,omitempty"`
-	Action  string `json:"action,omitempty"`
-	Message string `json:"message,omitempty"`
-	Code    int    `json:"code,omitempty"`
-	Failed  bool   `json:"failed,omitempty"`
+	Verb    string       `json:"verb,omitempty"`
+	Action  string       `json:"action,omitempty"`
+	Message string       `json:"message,omitempty"`
+	Code    int          `json:"code,omitempty"`
+	Failed  bool         `json:"failed,omitempty"`
 	Stages  []StageState `json:"stages,omitempty"`
 	// Phase and NodeName summarise a pod; Ready a node.
 	Phase    string `json:"phase,omitempty"`
@@ -81,6 +81,8 @@ type Message struct {
 	Object json.RawMessage `json:"object,omitempty"`
 	// Reason says why a resync is needed.
 	Reason string `json:"reason,omitempty"`
+	// Request details an audit message's pipeline.
+	Request *RequestInfo `json:"request,omitempty"`
 }
 
 // StageState is one pipeline stage of a request on the wire.
@@ -137,7 +139,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 		Resource: resource, Namespace: ref.Namespace, Name: ref.Name,
 		Href:      objectHref(resource, ref.Namespace, ref.Name),
 		Component: lastManager(head.Metadata), Timestamp: ts,
-		Object:    json.RawMessage(maskSecrets(ev.Value)),
+		Object: json.RawMessage(maskSecrets(ev.Value)),
 	}
 	if !json.Valid(w.Object) {
 		w.Object = nil
@@ -194,8 +196,9 @@ func auditRecordMessage(rec audit.Record) Message {
 		Resource: resource, Subresource: sub, Namespace: ns, Name: name,
 		Component: ev.User.Username, Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
 		Message: auditMessage(ev), Code: auditCode(ev), Failed: auditFailed(ev),
-		Stages: stagesJSON(stagesOf(ev.Annotations)),
-		Key:    ev.Annotations[audit.AnnotationEtcdKey],
+		Stages:  stagesJSON(stagesOf(ev.Annotations)),
+		Key:     ev.Annotations[audit.AnnotationEtcdKey],
+		Request: requestInfo(ev),
 	}
 	if ev.ObjectRef != nil {
 		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion

@@ -11,9 +11,11 @@ import (
 )
 
 // pipeline is the order of an API request's stages with their chip labels.
+// Decoding is shown only when the request's annotation names it.
 var pipeline = []struct{ name, label string }{
 	{"authentication", "authn"},
 	{"authorization", "authz"},
+	{"decoding", "decode"},
 	{"admission", "admission"},
 	{"etcd", "etcd"},
 }
@@ -33,6 +35,9 @@ func stagesOf(ann map[string]string) []components.Stage {
 	}
 	out := make([]components.Stage, 0, len(pipeline))
 	for _, p := range pipeline {
+		if p.name == "decoding" && !passed[p.name] && failed != p.name {
+			continue
+		}
 		state := "skipped"
 		switch {
 		case p.name == failed:

@@ -3,8 +3,9 @@ import { Stream } from "./live.js";
 import { overview } from "./overview.js";
 import { objectPage } from "./object.js";
 import { etcdPage } from "./etcd.js";
+import { requestsPage } from "./requests.js";
 
-const pages = { overview, object: objectPage, etcd: etcdPage };
+const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
 const stream = new Stream();
 const page = pages[document.body.dataset.page];

@@ -121,6 +121,33 @@ func TestDashboardTeaches(t *testing.T) {
 		webtest.Screenshot(t, home, filepath.Join(out, "overview-korean.png"))
 		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="lang-en"]').click() || true`)
 	})
+
+	t.Run("the request page shows the pipeline and where requests stop", func(t *testing.T) {
+		webtest.Navigate(t, form, c.WebURL+"/requests")
+		webtest.WaitSelector(t, form, webtest.TestID("request-list"))
+		webtest.WaitFor(t, form, `document.getElementById("conn").dataset.state === "live"`)
+		// An invalid object is refused by admission (422) ...
+		bad := newTab(t, home)
+		webtest.Navigate(t, bad, c.WebURL+"/apply")
+		webtest.WaitSelector(t, bad, webtest.TestID("manifest"))
+		submit(t, bad, strings.Replace(seedPod, "seed-mypod", "Seed_MyPod", 1))
+		// ... and a request without credentials by authentication (401).
+		if _, err := insecureGet(c.APIURL + "/api/v1/namespaces/default/pods"); err != nil {
+			t.Fatal(err)
+		}
+		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="422"] [data-stage="admission"][data-state="failed"]`)
+		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="401"] [data-stage="authentication"][data-state="failed"]`)
+		reason := webtest.Eval[string](t, form, `document.querySelector('[data-testid="request"][data-code="422"] [data-testid="request-reason"]').textContent`)
+		if !strings.Contains(reason, "Seed_MyPod") {
+			t.Errorf("422 reason = %q, want the Status message naming the object", reason)
+		}
+		// The seed pod's create went all the way to etcd.
+		webtest.Navigate(t, form, c.WebURL+"/requests?user=system:glassplane-dashboard")
+		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="201"] [data-stage="etcd"][data-state="ok"]`)
+		webtest.Navigate(t, form, c.WebURL+"/requests")
+		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="422"]`)
+		webtest.Screenshot(t, form, filepath.Join(out, "requests.png"))
+	})
 }
 
 // newTab opens a second tab in the browser of parent.

@@ -1,0 +1,83 @@
+// Request pipeline page: every audit event the page's filter keeps is
+// prepended as it arrives, its stages lighting up one after the other and
+// stopping red at the one that refused it.
+import { el, clock, safeHref } from "./dom.js";
+
+const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+const LENGTH = 200;
+const TITLES = {
+  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd write",
+};
+
+function detail(m, stage) {
+  const r = m.request || {};
+  switch (stage) {
+    case "authentication":
+      if (r.failedStage === stage) return "who are you? unknown";
+      return r.authenticator || "ok";
+    case "authorization":
+      if (r.decision) return r.decision;
+      break;
+    case "admission":
+      if (r.admission?.length) return `${r.admission.length} plugin notes`;
+      break;
+    case "etcd":
+      if (m.revision) return `rev ${m.revision}`;
+      break;
+  }
+  return r.failedStage === stage ? "refused" : "";
+}
+
+function target(m) {
+  return [m.resource || m.kind, m.namespace, m.name].filter(Boolean).join("/");
+}
+
+function row(m) {
+  const r = m.request || {};
+  const href = safeHref(m.href);
+  const head = el("div", { class: "request-head" },
+    el("time", { datetime: m.timestamp }, clock(m.timestamp)),
+    el("span", { class: "actor", title: (r.groups || []).join(", ") }, m.component),
+    el("span", { class: "action" }, m.action),
+    href ? el("a", { class: "target", href }, target(m)) : el("span", { class: "target" }, target(m)));
+  if (m.code) head.append(el("span", { class: `code-badge${m.failed ? " bad" : ""}`, "data-testid": "request-code" }, String(m.code)));
+  const pipeline = el("div", { class: "pipeline", "data-testid": "pipeline" });
+  (m.stages || []).forEach((s, i) => {
+    if (i > 0) pipeline.append(el("span", { class: `pipe pipe-${s.state}`, "aria-hidden": "true" }));
+    pipeline.append(el("span", { class: `pstage stage-${s.state}`, "data-stage": s.name, "data-state": s.state, style: `--i: ${i};` },
+      el("span", { class: "pstage-name" }, TITLES[s.name] || s.name),
+      el("span", { class: "pstage-detail" }, detail(m, s.name))));
+  });
+  const item = el("li", {
+    class: `request fresh${m.failed ? " failed" : ""}`, "data-testid": "request", "data-seq": m.seq, "data-verb": m.verb,
+    "data-code": m.code || 0, "data-failed-stage": r.failedStage || "",
+  }, head, pipeline);
+  if (m.failed && r.status) item.append(el("p", { class: "request-reason", "data-testid": "request-reason" }, r.status));
+  if (r.reason) item.append(el("p", { class: "request-rbac", "data-testid": "request-rbac" }, el("span", { class: "label" }, "RBAC:"), ` ${r.reason}`));
+  if (r.admission?.length) {
+    const ul = el("ul", { class: "admission-notes" });
+    for (const a of r.admission) ul.append(el("li", {}, el("span", { class: "label" }, a.plugin), " ", el("code", {}, a.result)));
+    item.append(ul);
+  }
+  if (m.key) {
+    const keyHref = `/etcd?key=${encodeURIComponent(m.key)}${m.revision ? `&rev=${m.revision}` : ""}`;
+    item.append(el("p", { class: "request-etcd" }, el("span", { class: "label" }, "etcd:"), " ",
+      el("a", { href: keyHref, "data-testid": "request-key" }, `${m.key} @${m.revision || 0}`)));
+  }
+  return item;
+}
+
+export function requestsPage(stream) {
+  const list = document.getElementById("request-list");
+  if (!list) return;
+  const q = new URLSearchParams(location.search);
+  const reads = q.get("reads") === "1", onlyFailed = q.get("failed") === "1", user = q.get("user") || "";
+  stream.on("audit", (m) => {
+    if (user && !(m.component || "").includes(user)) return;
+    if (onlyFailed && !m.failed) return;
+    if (!reads && !m.failed && !MUTATING.has(m.verb)) return;
+    document.getElementById("no-requests")?.remove();
+    list.prepend(row(m));
+    while (list.children.length > LENGTH) list.lastElementChild.remove();
+  });
+}

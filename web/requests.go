@@ -1,0 +1,119 @@
+package web
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+)
+
+// requestsLength is how many requests the pipeline page lists.
+const requestsLength = 200
+
+// RequestInfo is what the pipeline page shows of a request beyond the
+// common message fields: how it was authenticated, the authorization
+// decision and the RBAC rule (or the reason it was denied), what each
+// admission plugin did and where it was written.
+type RequestInfo struct {
+	Authenticator string            `json:"authenticator,omitempty"`
+	Groups        []string          `json:"groups,omitempty"`
+	Decision      string            `json:"decision,omitempty"`
+	Reason        string            `json:"reason,omitempty"`
+	FailedStage   string            `json:"failedStage,omitempty"`
+	Status        string            `json:"status,omitempty"`
+	Admission     []AdmissionResult `json:"admission,omitempty"`
+	URI           string            `json:"uri,omitempty"`
+}
+
+// AdmissionResult is one admission plugin's note on a request.
+type AdmissionResult struct {
+	Plugin string `json:"plugin"`
+	Result string `json:"result"`
+}
+
+// requestInfo reads an audit event's pipeline annotations.
+func requestInfo(ev *audit.Event) *RequestInfo {
+	ri := &RequestInfo{
+		Authenticator: ev.Annotations[audit.AnnotationAuthenticator],
+		Groups:        ev.User.Groups,
+		Decision:      ev.Annotations[audit.AnnotationDecision],
+		Reason:        ev.Annotations[audit.AnnotationReason],
+		FailedStage:   ev.Annotations[audit.AnnotationFailedStage],
+		URI:           ev.RequestURI,
+	}
+	if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
+		ri.Status = ev.ResponseStatus.Message
+	}
+	for _, k := range sortedKeys(ev.Annotations) {
+		if plugin, ok := strings.CutPrefix(k, audit.AnnotationAdmissionPrefix); ok {
+			ri.Admission = append(ri.Admission, AdmissionResult{Plugin: plugin, Result: ev.Annotations[k]})
+		}
+	}
+	sort.SliceStable(ri.Admission, func(i, j int) bool { return ri.Admission[i].Plugin < ri.Admission[j].Plugin })
+	return ri
+}
+
+// requestFilter is what the pipeline page lists: by default the requests
+// that change state and every refused one.
+type requestFilter struct {
+	reads  bool
+	failed bool
+	user   string
+}
+
+func (f requestFilter) match(ev *audit.Event) bool {
+	if f.user != "" && !strings.Contains(ev.User.Username, f.user) {
+		return false
+	}
+	failed := auditFailed(ev)
+	if f.failed && !failed {
+		return false
+	}
+	return f.reads || failed || mutating(ev.Verb)
+}
+
+// requests serves /requests: the audit stream, newest first, each request
+// with its pipeline stages.
+func (d *Dashboard) requests(c *echo.Context) error {
+	f := requestFilter{reads: c.QueryParam("reads") == "1", failed: c.QueryParam("failed") == "1", user: c.QueryParam("user")}
+	seq := d.auditSeq()
+	vm := components.Requests{ShowReads: f.reads, OnlyFailed: f.failed, User: f.user}
+	if d.cfg.Audit != nil {
+		recs := d.cfg.Audit.Since(0)
+		for i := len(recs) - 1; i >= 0 && len(vm.Rows) < requestsLength; i-- {
+			if recs[i].Seq > seq || !f.match(recs[i].Event) {
+				continue
+			}
+			vm.Rows = append(vm.Rows, requestRow(recs[i]))
+		}
+	}
+	return render(c, http.StatusOK, components.RequestsPage(d.layout("Requests", components.PageRequests, d.cfg.Store.Revision(), seq), vm))
+}
+
+// requestRow is one audit record for the pipeline page.
+func requestRow(rec audit.Record) components.RequestRow {
+	ev := rec.Event
+	m := auditRecordMessage(rec)
+	ri := requestInfo(ev)
+	row := components.RequestRow{
+		Seq: rec.Seq, Time: m.Timestamp, User: ev.User.Username, Groups: strings.Join(ri.Groups, ", "),
+		Authenticator: ri.Authenticator, Verb: ev.Verb, Action: m.Action, Target: target(m), Href: m.Href,
+		Code: m.Code, Failed: m.Failed, FailedStage: ri.FailedStage, Stages: stagesOf(ev.Annotations),
+		Decision: ri.Decision, Reason: ri.Reason, Status: ri.Status, Key: m.Key, Revision: m.Revision,
+	}
+	if m.Key != "" {
+		row.KeyHref = keyHref(m.Key)
+		if m.Revision > 0 {
+			row.KeyHref += "&rev=" + strconv.FormatInt(m.Revision, 10)
+		}
+	}
+	for _, a := range ri.Admission {
+		row.Admission = append(row.Admission, components.AdmissionNote{Plugin: a.Plugin, Result: a.Result})
+	}
+	return row
+}

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+)
+
+func TestRequestsPage(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	allowed := auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", t0, map[string]string{
+		audit.AnnotationStages:                             "authentication,authorization,decoding,admission,etcd",
+		audit.AnnotationAuthenticator:                      "x509",
+		audit.AnnotationDecision:                           "allow",
+		audit.AnnotationReason:                             `RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"`,
+		audit.AnnotationEtcdKey:                            "/registry/pods/default/mypod",
+		audit.AnnotationEtcdRevision:                       "42",
+		audit.AnnotationAdmissionPrefix + "DefaultPodSpec": `[{"op":"add","path":"/spec/restartPolicy","value":"Always"}]`,
+	})
+	denied := auditEvent("create", "pods", "", "default", hostileName, "jane", t0.Add(time.Second), map[string]string{
+		audit.AnnotationStages:      "authentication,authorization",
+		audit.AnnotationFailedStage: "authorization",
+		audit.AnnotationDecision:    "forbid",
+	})
+	denied.ResponseStatus = &metav1.Status{Code: 403, Message: `pods is forbidden: User "jane" cannot create resource "pods" in API group "" in the namespace "default"`}
+	read := auditEvent("list", "pods", "", "default", "", "system:kube-scheduler", t0.Add(2*time.Second), nil)
+	e.ring.Add(allowed)
+	e.ring.Add(denied)
+	e.ring.Add(read)
+
+	tests := []struct {
+		name, query string
+		want        int
+	}{
+		{"writes and refusals by default", "", 2},
+		{"reads when asked", "?reads=1", 3},
+		{"refused only", "?failed=1", 1},
+		{"by user", "?user=admin", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, _ := e.get(t, "/requests"+tt.query)
+			if n := len(byTestID(doc, "request")); n != tt.want {
+				t.Errorf("requests = %d, want %d", n, tt.want)
+			}
+		})
+	}
+	doc, raw := e.get(t, "/requests")
+	rows := byTestID(doc, "request")
+	t.Run("a refused request stops red at authorization with the reason", func(t *testing.T) {
+		r := rows[0]
+		if attr(r, "data-failed-stage") != "authorization" || attr(r, "data-code") != "403" {
+			t.Fatalf("row attributes %v", r.Attr)
+		}
+		stages := findAll(r, func(n *html.Node) bool { return attr(n, "data-stage") != "" })
+		var got []string
+		for _, s := range stages {
+			got = append(got, attr(s, "data-stage")+"="+attr(s, "data-state"))
+		}
+		if strings.Join(got, " ") != "authentication=ok authorization=failed admission=skipped etcd=skipped" {
+			t.Errorf("stages = %v", got)
+		}
+		if reason := text(byTestID(r, "request-reason")[0]); !strings.Contains(reason, `cannot create resource "pods"`) {
+			t.Errorf("reason = %q", reason)
+		}
+	})
+	t.Run("an allowed request names its RBAC rule, admission and etcd revision", func(t *testing.T) {
+		r := rows[1]
+		if got := text(byTestID(r, "request-rbac")[0]); !strings.Contains(got, `ClusterRoleBinding "cluster-admin"`) {
+			t.Errorf("rbac = %q", got)
+		}
+		if got := attr(byTestID(r, "request-key")[0], "href"); got != "/etcd?key=%2Fregistry%2Fpods%2Fdefault%2Fmypod&rev=42" {
+			t.Errorf("key link = %q", got)
+		}
+		if !strings.Contains(text(r), "DefaultPodSpec") || !strings.Contains(text(r), "decoding") {
+			t.Errorf("row text = %q", text(r))
+		}
+	})
+	t.Run("hostile names are text", func(t *testing.T) {
+		if strings.Contains(raw, hostileName) {
+			t.Error("raw HTML contains the unescaped name")
+		}
+	})
+}
