@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,8 +19,9 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
-	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 	"github.com/glassplane/glassplane/controlplane/controllers"
+	"github.com/glassplane/glassplane/controlplane/controllers/serviceaccount"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -44,6 +46,10 @@ type upOptions struct {
 	simulatedStartDelay time.Duration
 	nodeName            string
 	auditLogPath        string
+	auditPolicyFile     string
+	tokenAuthFile       string
+	anonymousAuth       bool
+	saKeyFile           string
 }
 
 func newUpCommand() *cobra.Command {
@@ -70,6 +76,10 @@ func newUpCommand() *cobra.Command {
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
+	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
+	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
+	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
+	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
 
@@ -135,7 +145,15 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	api, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, RBAC: true})
+	authn, err := loadAuthentication(o, dataDir)
+	if err != nil {
+		return err
+	}
+	api, err := apiserver.New(apiserver.Config{
+		Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log,
+		TokenAuthenticators: authn.tokens, ServiceAccountKey: authn.saKey, AnonymousAuth: o.anonymousAuth,
+		ServiceAccountAdmission: true,
+	})
 	if err != nil {
 		return err
 	}
@@ -153,24 +171,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err := api.Bootstrap(ctx); err != nil {
 		return err
 	}
-	// The API server's RBAC cache follows the roles and bindings in etcd;
-	// requests wait for its first full list.
-	stopAPI := runPart(ctx, g, "apiserver", api.Run)
-	defer stopAPI()
 
-	// 5. The kubeconfig people use.
-	kubeconfigPath := filepath.Join(dataDir, "kubeconfig")
-	kc, err := ca.Kubeconfig(apiURL, pki.AdminUser, pki.AdminGroup)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
-		return fmt.Errorf("failed to write %q: %w", kubeconfigPath, err)
-	}
-
-	// 6. The dashboard, acting through the API with its own identity.
+	// 5. The dashboard, acting through the API with its own identity.
 	if srv.Web() != nil {
-		dashCfg, err := ca.RESTConfig(apiURL, rbac.UserDashboard)
+		dashCfg, err := ca.RESTConfig(apiURL, "system:glassplane-dashboard", pki.AdminGroup)
 		if err != nil {
 			return err
 		}
@@ -185,7 +189,34 @@ func runUp(ctx context.Context, o upOptions) error {
 	stopServer := runPart(ctx, g, "server", srv.Run)
 	defer stopServer()
 
-	// 7. The scheduler, as system:kube-scheduler.
+	// 6. The ServiceAccount controller, as system:kube-controller-manager;
+	// the built-in namespaces get their default ServiceAccount before
+	// anyone is handed the kubeconfig.
+	cmClient, err := clientFor(ca, apiURL, "system:kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	saController := serviceaccount.NewController(cmClient, ca.CertPEM, log)
+	stopSAController := runPart(ctx, g, "serviceaccount-controller", func(ctx context.Context) error { return saController.Run(ctx, 2) })
+	defer stopSAController()
+	log.Info("waiting for the default service accounts")
+	select {
+	case <-saController.Ready():
+	case <-ctx.Done():
+		return g.Wait()
+	}
+
+	// 7. The kubeconfig people use.
+	kubeconfigPath := filepath.Join(dataDir, "kubeconfig")
+	kc, err := ca.Kubeconfig(apiURL, pki.AdminUser, pki.AdminGroup)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
+		return fmt.Errorf("failed to write %q: %w", kubeconfigPath, err)
+	}
+
+	// 8. The scheduler, as system:kube-scheduler.
 	schedClient, err := clientFor(ca, apiURL, "system:kube-scheduler")
 	if err != nil {
 		return err
@@ -197,7 +228,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	stopSched := runPart(ctx, g, "scheduler", sched.Run)
 	defer stopSched()
 
-	// 8. The controllers, as system:kube-controller-manager.
+	// 9. The controllers, as system:kube-controller-manager.
 	cmCfg, err := ca.RESTConfig(apiURL, "system:kube-controller-manager")
 	if err != nil {
 		return err
@@ -207,7 +238,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	})
 	defer stopCM()
 
-	// 9. Node agents, each as system:node:<name>.
+	// 10. Node agents, each as system:node:<name>.
 	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, ca, apiURL)
 	if err != nil {
 		return err
@@ -335,4 +366,35 @@ func clientFor(ca *pki.CA, apiURL, user string, groups ...string) (kubernetes.In
 func newClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	cfg.QPS, cfg.Burst = 1000, 2000
 	return kubernetes.NewForConfig(cfg)
+}
+
+// authentication is what `glassplane up` loads for the API server's
+// authenticators.
+type authentication struct {
+	tokens []auth.TokenAuthenticator
+	saKey  *ecdsa.PrivateKey
+}
+
+// loadAuthentication reads the static token file and the ServiceAccount
+// signing key (creating <data-dir>/pki/sa.key on first start).
+func loadAuthentication(o upOptions, dataDir string) (*authentication, error) {
+	a := &authentication{}
+	if o.tokenAuthFile != "" {
+		tf, err := auth.LoadTokenFile(o.tokenAuthFile)
+		if err != nil {
+			return nil, err
+		}
+		slog.Info("loaded static tokens", "file", o.tokenAuthFile, "tokens", tf.Len())
+		a.tokens = append(a.tokens, tf)
+	}
+	keyPath := o.saKeyFile
+	if keyPath == "" {
+		keyPath = filepath.Join(dataDir, "pki", "sa.key")
+	}
+	key, err := auth.LoadOrCreateServiceAccountKey(keyPath)
+	if err != nil {
+		return nil, err
+	}
+	a.saKey = key
+	return a, nil
 }

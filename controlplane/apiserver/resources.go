@@ -189,6 +189,7 @@ func newResources() []*resource {
 		{
 			GVK: core("ServiceAccount"), Resource: "serviceaccounts", Singular: "serviceaccount", ShortNames: []string{"sa"}, Namespaced: true,
 			Verbs: verbsAll, StorageResource: "serviceaccounts",
+			Subresources: []*subresource{tokenSubresource()},
 		},
 		{
 			GVK: core("Event"), Resource: "events", Singular: "event", ShortNames: []string{"ev"}, Namespaced: true,

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -41,8 +42,25 @@ type Config struct {
 	Admission *admission.Chain
 	// ClientCA verifies client certificates the TLS layer did not verify.
 	ClientCA *x509.CertPool
-	// Authenticator overrides the x509 client certificate authenticator.
+	// Authenticator overrides the authenticator chain (x509 client
+	// certificates, bearer tokens, anonymous).
 	Authenticator auth.Authenticator
+	// TokenAuthenticators check bearer tokens before ServiceAccount tokens
+	// (the static --token-auth-file).
+	TokenAuthenticators []auth.TokenAuthenticator
+	// ServiceAccountKey signs and verifies ServiceAccount tokens; nil
+	// serves neither the serviceaccounts/token subresource nor their
+	// authentication.
+	ServiceAccountKey *ecdsa.PrivateKey
+	// ServiceAccountIssuer is the tokens' iss claim (default
+	// auth.DefaultServiceAccountIssuer).
+	ServiceAccountIssuer string
+	// AnonymousAuth makes requests without credentials system:anonymous
+	// rather than refusing them with 401.
+	AnonymousAuth bool
+	// ServiceAccountAdmission adds the ServiceAccount admission plugin to
+	// the default chain; it needs the ServiceAccount controller running.
+	ServiceAccountAdmission bool
 	// Authorizer decides every request; nil allows every authenticated user
 	// unless RBAC is set.
 	Authorizer auth.Authorizer
@@ -65,6 +83,8 @@ type Server struct {
 	admission *admission.Chain
 	authn     auth.Authenticator
 	authz     auth.Authorizer
+	// saTokens issues and verifies ServiceAccount tokens; nil without a key.
+	saTokens *auth.ServiceAccountTokens
 	// rbacCache, rbac and nodeAuthz are set when Config.RBAC is.
 	rbacCache *rbac.Cache
 	rbac      *rbac.Authorizer
@@ -106,10 +126,10 @@ func New(cfg Config) (*Server, error) {
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
 	if s.admission == nil {
-		s.admission = admission.NewDefaultChain(namespaceLister{s})
+		s.admission = s.defaultAdmission()
 	}
-	if s.authn == nil {
-		s.authn = &auth.X509{ClientCA: cfg.ClientCA}
+	if err := s.setUpAuthentication(); err != nil {
+		return nil, err
 	}
 	s.setUpAuthorization()
 	var described []openapi.Resource

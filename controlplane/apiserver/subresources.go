@@ -60,8 +60,10 @@ type subresource struct {
 	// parent's kind.
 	Kind  schema.GroupVersionKind
 	Verbs []string
-	// view serves get, update and patch; nil for binding (create only).
+	// view serves get, update and patch; nil for create-only subresources.
 	view *view
+	// create serves POST on a create-only subresource (binding, token).
+	create func(q *request) error
 }
 
 func statusSubresource() *subresource {
@@ -86,7 +88,7 @@ func finalizeSubresource() *subresource {
 }
 
 func bindingSubresource() *subresource {
-	return &subresource{Name: "binding", Kind: corev1.SchemeGroupVersion.WithKind("Binding"), Verbs: verbsBinding}
+	return &subresource{Name: "binding", Kind: corev1.SchemeGroupVersion.WithKind("Binding"), Verbs: verbsBinding, create: (*request).bind}
 }
 
 var scaleKind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
@@ -191,7 +193,7 @@ func (q *request) serveResource() error {
 		if q.info.Verb != "create" {
 			return apierrors.NewMethodNotSupported(gr, q.info.Verb)
 		}
-		return q.bind()
+		return sub.create(q)
 	}
 	if !containsVerb(sub.Verbs, q.info.Verb) {
 		return apierrors.NewMethodNotSupported(gr, q.info.Verb)

@@ -33,6 +33,8 @@ type Ring struct {
 	seq    int64
 	subs   map[chan Record]struct{}
 	log    io.Writer
+	// policy decides each event's level; nil records every event as given.
+	policy *Policy
 }
 
 // NewRing returns a ring of the given size (0: DefaultRingSize).
@@ -55,10 +57,14 @@ func (r *Ring) OpenLog(path string) (io.Closer, error) {
 	return f, nil
 }
 
-// Add records ev. The ring owns ev afterwards; callers must not change it.
+// Add records ev, unless the ring's policy says not to. The ring owns ev
+// afterwards; callers must not change it.
 func (r *Ring) Add(ev *Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.policy != nil && !r.policy.Apply(ev) {
+		return
+	}
 	r.seq++
 	rec := Record{Seq: r.seq, Event: ev}
 	r.events = append(r.events, rec)

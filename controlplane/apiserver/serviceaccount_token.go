@@ -1,0 +1,177 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
+)
+
+// TokenRequest limits, as kube-apiserver's.
+const (
+	// DefaultTokenExpirationSeconds is a TokenRequest's lifetime unless it
+	// asks for another.
+	DefaultTokenExpirationSeconds = 60 * 60
+	minTokenExpirationSeconds     = 10 * 60
+	maxTokenExpirationSeconds     = 1 << 32
+)
+
+var tokenRequestKind = authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
+
+// setUpAuthentication builds the ServiceAccount token issuer and, unless
+// Config.Authenticator overrides it, the authenticator chain: x509 client
+// certificates, then bearer tokens (the static token file, then
+// ServiceAccount JWTs), then anonymous when allowed.
+func (s *Server) setUpAuthentication() error {
+	if s.cfg.ServiceAccountKey != nil {
+		tokens, err := auth.NewServiceAccountTokens(s.cfg.ServiceAccountKey, s.cfg.ServiceAccountIssuer, nil, serviceAccountGetter{s})
+		if err != nil {
+			return err
+		}
+		s.saTokens = tokens
+	}
+	if s.authn != nil {
+		return nil
+	}
+	chain := auth.Union{&auth.X509{ClientCA: s.cfg.ClientCA}}
+	bearer := &auth.BearerToken{Tokens: s.cfg.TokenAuthenticators}
+	if s.saTokens != nil {
+		bearer.Tokens = append(bearer.Tokens, s.saTokens)
+	}
+	if len(bearer.Tokens) > 0 {
+		chain = append(chain, bearer)
+	}
+	s.authn = chain
+	if s.cfg.AnonymousAuth {
+		s.authn = auth.WithAnonymous(chain)
+	}
+	return nil
+}
+
+// defaultAdmission is the admission chain unless Config.Admission overrides
+// it: kube-apiserver's default plugins, with ServiceAccount when
+// Config.ServiceAccountAdmission is set.
+func (s *Server) defaultAdmission() *admission.Chain {
+	if !s.cfg.ServiceAccountAdmission {
+		return admission.NewDefaultChain(namespaceLister{s})
+	}
+	return admission.NewChain(
+		admission.NewDefaultValues(),
+		admission.NewDefaultTolerationSeconds(),
+		admission.NewServiceAccount(serviceAccountGetter{s}, namespaceLister{s}),
+		admission.NewNamespaceLifecycle(namespaceLister{s}),
+		admission.NewValidation(),
+	)
+}
+
+// serviceAccountGetter reads ServiceAccounts from storage for token
+// authentication and ServiceAccount admission.
+type serviceAccountGetter struct{ s *Server }
+
+// GetServiceAccount implements auth.ServiceAccountGetter and
+// admission.ServiceAccountLister.
+func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, bool, error) {
+	res := g.s.byPath[corev1.SchemeGroupVersion.WithResource("serviceaccounts")]
+	obj, err := g.s.getFromStore(ctx, res, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return obj.(*corev1.ServiceAccount), true, nil
+}
+
+func tokenSubresource() *subresource {
+	return &subresource{Name: "token", Kind: tokenRequestKind, Verbs: []string{"create"}, create: (*request).createToken}
+}
+
+// createToken serves POST serviceaccounts/<name>/token: it issues a
+// ServiceAccount token for a TokenRequest, as kube-apiserver's TokenREST
+// does. The token is never recorded in the audit event.
+func (q *request) createToken() error {
+	if q.s.saTokens == nil {
+		return errNoRoute()
+	}
+	dryRun, err := q.dryRun()
+	if err != nil {
+		return err
+	}
+	q.enter(stageDecoding)
+	body, err := q.readBody()
+	if err != nil {
+		return err
+	}
+	in, raw, err := q.decodeBody(body, tokenRequestKind)
+	if err != nil {
+		return err
+	}
+	q.recordObject(raw)
+	tr := in.(*authenticationv1.TokenRequest)
+	if errs := validateTokenRequest(tr, q.info.Namespace, q.info.Name); len(errs) > 0 {
+		return apierrors.NewInvalid(tokenRequestKind.GroupKind(), q.info.Name, errs)
+	}
+	if tr.Spec.BoundObjectRef != nil {
+		return apierrors.NewBadRequest("boundObjectRef is not supported by this server")
+	}
+	q.enter(stageEtcd)
+	sa, found, err := serviceAccountGetter{q.s}.GetServiceAccount(q.ctx, q.info.Namespace, q.info.Name)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return apierrors.NewNotFound(q.res.GroupResource(), q.info.Name)
+	}
+	q.setObjectRef(sa)
+	if len(tr.Spec.Audiences) == 0 {
+		tr.Spec.Audiences = q.s.saTokens.Audiences()
+	}
+	out := &authenticationv1.TokenRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, CreationTimestamp: metav1.Now()},
+		Spec:       tr.Spec,
+	}
+	out.SetGroupVersionKind(tokenRequestKind)
+	if dryRun {
+		q.respond(http.StatusCreated, out)
+		return nil
+	}
+	token, exp, err := q.s.saTokens.Issue(sa, tr.Spec.Audiences, time.Duration(*tr.Spec.ExpirationSeconds)*time.Second)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	out.Status = authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(exp)}
+	q.respond(http.StatusCreated, out)
+	return nil
+}
+
+// validateTokenRequest defaults expirationSeconds and checks the request
+// with kube-apiserver's rules and messages.
+func validateTokenRequest(tr *authenticationv1.TokenRequest, namespace, name string) field.ErrorList {
+	var errs field.ErrorList
+	if tr.Name != "" && tr.Name != name {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), tr.Name, "must match the service account name if specified"))
+	}
+	if tr.Namespace != "" && tr.Namespace != namespace {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), tr.Namespace, "must match the service account namespace if specified"))
+	}
+	if tr.Spec.ExpirationSeconds == nil {
+		seconds := int64(DefaultTokenExpirationSeconds)
+		tr.Spec.ExpirationSeconds = &seconds
+	}
+	path := field.NewPath("spec", "expirationSeconds")
+	switch seconds := *tr.Spec.ExpirationSeconds; {
+	case seconds < minTokenExpirationSeconds:
+		errs = append(errs, field.Invalid(path, seconds, "may not specify a duration less than 10 minutes"))
+	case seconds > maxTokenExpirationSeconds:
+		errs = append(errs, field.Invalid(path, seconds, "may not specify a duration larger than 2^32 seconds"))
+	}
+	return errs
+}
