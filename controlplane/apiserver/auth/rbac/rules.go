@@ -126,7 +126,7 @@ func ruleCovers(owner, sub rbacv1.PolicyRule) bool {
 	groups := slices.Contains(owner.APIGroups, rbacv1.APIGroupAll) || containsAll(owner.APIGroups, sub.APIGroups)
 	resources := resourcesCover(owner.Resources, sub.Resources)
 	urls := urlsCover(owner.NonResourceURLs, sub.NonResourceURLs)
-	names := len(owner.ResourceNames) == 0 || containsAll(owner.ResourceNames, sub.ResourceNames)
+	names := len(owner.ResourceNames) == 0 || (len(sub.ResourceNames) > 0 && containsAll(owner.ResourceNames, sub.ResourceNames))
 	return verbs && groups && resources && urls && names
 }
 
