@@ -2,7 +2,12 @@
 // generic registry that serves every resource from one table of entries
 // (get, list, watch, create, update, patch, delete, deletecollection and the
 // status, binding and scale subresources), server-side tables for kubectl,
-// and an audit event for every request. It reads and writes objects only
-// through controlplane/storage, authenticates and authorizes through
-// apiserver/auth and runs apiserver/admission before every write.
+// the create-only access reviews (SelfSubjectAccessReview,
+// SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview,
+// SelfSubjectReview), impersonation headers, and an audit event for every
+// request. It reads and writes objects only through controlplane/storage,
+// authenticates and authorizes through apiserver/auth (with RBAC on, it keeps
+// an in-memory cache of roles and bindings fed by the storage watch, and
+// creates the bootstrap policy at start) and runs apiserver/admission before
+// every write.
 package apiserver
