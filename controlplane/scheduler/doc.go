@@ -8,6 +8,9 @@
 // Every attempt is explained: the scheduler keeps the last decisions per pod
 // in memory (Decisions) and attaches the compact JSON of the decision that
 // bound a pod to the Binding, so it shows on the pod under
-// explain.DecisionAnnotation. It may touch the API (pods, pods/binding,
-// pods/status, nodes, events) and its own subpackages, nothing else.
+// explain.DecisionAnnotation. When no node fits, DefaultPreemption evicts
+// the fewest, lowest-priority pods on the best node and nominates it
+// (status.nominatedNodeName). It may touch the API (pods, pods/binding,
+// pods/status, pod deletion for preemption, nodes, events) and its own
+// subpackages, nothing else.
 package scheduler

@@ -13,7 +13,6 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
-	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
 )
 
 // ErrNoNodesAvailable is the failure of a cycle that found no node at all.
@@ -50,6 +49,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	s.cache.UpdateSnapshot(s.snapshot)
 	host, err := s.schedulePod(ctx, state, pod, &d)
 	if err != nil {
+		var fitErr *framework.FitError
+		if errors.As(err, &fitErr) {
+			r := s.preempt(ctx, state, pod, fitErr)
+			fitErr.Diagnosis.PostFilterMsg = r.message
+			explainPreemption(&d, r)
+		}
 		s.handleSchedulingFailure(ctx, pi, cycle, err, d)
 		return
 	}
@@ -220,7 +225,6 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, pi *framework.Q
 	var fitErr *framework.FitError
 	switch {
 	case errors.As(err, &fitErr):
-		fitErr.Diagnosis.PostFilterMsg = s.preemptionMessage(pod, fitErr.Diagnosis)
 		reason, rejected = v1.PodReasonUnschedulable, true
 	case errors.Is(err, ErrNoNodesAvailable):
 		reason, rejected = v1.PodReasonUnschedulable, true
@@ -248,58 +252,24 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, pi *framework.Q
 	s.queue.AddUnschedulableIfNotPresent(pi, cycle, rejected)
 
 	s.recorder.Event(cached, v1.EventTypeWarning, ReasonFailedScheduling, truncateMessage(msg))
-	if err := s.setPodScheduledFalse(ctx, cached, reason, msg); err != nil {
+	if err := s.setPodScheduledFalse(ctx, cached, reason, msg, d.NominatedNode); err != nil {
 		s.log.Error("failed to update pod condition", "pod", key, "condition", v1.PodScheduled, "err", err)
 	}
 }
 
-// preemptionMessage is the PostFilter part of the FailedScheduling message.
-// Glassplane has no preemption yet; it words each node the way
-// kube-scheduler's DefaultPreemption does when it finds nothing to do:
-// nodes rejected for reasons eviction can't fix are "not helpful", nodes
-// with no lower-priority pod have "no preemption victims". Nodes where
-// kube-scheduler would try to evict lower-priority pods say that Glassplane
-// does not preempt.
-func (s *Scheduler) preemptionMessage(pod *v1.Pod, diagnosis framework.Diagnosis) string {
-	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
-		return "preemption: not eligible due to preemptionPolicy=Never."
-	}
-	priority := queuesort.PodPriority(pod)
-	statuses := make(map[string]*framework.Status, len(diagnosis.NodeToStatus))
-	for node, st := range diagnosis.NodeToStatus {
-		switch {
-		case st.Code() == framework.UnschedulableAndUnresolvable:
-			statuses[node] = framework.NewStatus(framework.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling")
-		case s.hasLowerPriorityPods(node, priority):
-			statuses[node] = framework.NewStatus(framework.Unschedulable, "Preemption is not supported by this scheduler yet")
-		default:
-			statuses[node] = framework.NewStatus(framework.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
-		}
-	}
-	inner := framework.FitError{Pod: pod, NumAllNodes: len(statuses), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
-	return "preemption: " + inner.Error()
-}
-
-func (s *Scheduler) hasLowerPriorityPods(node string, priority int32) bool {
-	ni, err := s.snapshot.Get(node)
-	if err != nil {
-		return false
-	}
-	for _, p := range ni.Pods {
-		if queuesort.PodPriority(p.Pod) < priority {
-			return true
-		}
-	}
-	return false
-}
-
 // setPodScheduledFalse sets the pod's PodScheduled condition to False with
-// reason and message, unless it already says exactly that.
-func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reason, msg string) error {
+// reason and message, and status.nominatedNodeName when preemption
+// nominated a node, unless the pod already says exactly that.
+func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reason, msg, nominatedNode string) error {
 	cond := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
 	current := pod.DeepCopy()
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !updatePodCondition(&current.Status, cond) {
+		changed := updatePodCondition(&current.Status, cond)
+		if nominatedNode != "" && current.Status.NominatedNodeName != nominatedNode {
+			current.Status.NominatedNodeName = nominatedNode
+			changed = true
+		}
+		if !changed {
 			return nil
 		}
 		_, err := s.client.CoreV1().Pods(current.Namespace).UpdateStatus(ctx, current, metav1.UpdateOptions{})

@@ -186,7 +186,7 @@ func isTerminal(pod *v1.Pod) bool {
 // addEventHandlers wires the informers to the cache and the queue, the way
 // kube-scheduler does: bound, running pods feed the cache; pending pods
 // for this scheduler feed the queue; node changes and pod deletions retry
-// the unschedulable pods.
+// the unschedulable pods, and so do newly placed pods (pod affinity).
 func (s *Scheduler) addEventHandlers() error {
 	podInformer := s.informers.Core().V1().Pods()
 	s.podLister = podInformer.Lister()
@@ -205,6 +205,9 @@ func (s *Scheduler) addEventHandlers() error {
 				if err := s.cache.AddPod(pod); err != nil {
 					s.log.Error("failed to add pod to the scheduler cache", "pod", pod.Namespace+"/"+pod.Name, "err", err)
 				}
+				// A newly placed pod can satisfy a pending pod's required
+				// pod affinity.
+				s.queue.MoveAllToActiveOrBackoffQueue()
 			},
 			UpdateFunc: func(_, newObj interface{}) {
 				pod, _ := podFromObj(newObj)

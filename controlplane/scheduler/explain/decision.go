@@ -44,6 +44,10 @@ type Decision struct {
 	Scores []NodeScore `json:"scores,omitempty"`
 	// ScoresOmitted counts Scores entries left out of a compact form.
 	ScoresOmitted int `json:"scoresOmitted,omitempty"`
+	// NominatedNode is where preemption made room for the pod after this
+	// failed attempt; Victims are the pods it evicted there.
+	NominatedNode string   `json:"nominatedNode,omitempty"`
+	Victims       []string `json:"victims,omitempty"`
 	// Message is the event message: "Successfully assigned ..." or the
 	// FailedScheduling text.
 	Message string `json:"message,omitempty"`
