@@ -135,3 +135,22 @@ func stageDetail(r RequestRow, stage string) string {
 func stageDelay(i int) templ.SafeCSS {
 	return templ.SafeCSS("--i: " + strconv.Itoa(i) + ";")
 }
+
+// atValue is where the revision slider starts: the revision shown.
+func atValue(e Etcd) int64 {
+	if e.At > 0 {
+		return e.At
+	}
+	return e.Revision
+}
+
+// diffClass styles a diff line by its op.
+func diffClass(op string) string {
+	switch op {
+	case "+":
+		return "dl-add"
+	case "-":
+		return "dl-del"
+	}
+	return "dl-same"
+}

@@ -193,6 +193,41 @@ type Etcd struct {
 	Selected *EtcdValue
 	// Missing is the key asked for when it does not exist.
 	Missing string
+	// Revision is etcd's newest revision; At the past revision shown (0:
+	// now); AtError why the asked revision cannot be shown.
+	Revision int64
+	At       int64
+	AtError  string
+	// History lists the selected key's values, newest first; HistoryNote
+	// says where the walk back ended (creation, compaction).
+	History     []EtcdVersion
+	HistoryNote string
+	Diff        *EtcdDiff
+}
+
+// EtcdVersion is one revision of the selected key.
+type EtcdVersion struct {
+	ModRevision int64
+	Version     int64
+	Href        string
+	// DiffHref compares this revision with the one before it.
+	DiffHref string
+	Selected bool
+}
+
+// EtcdDiff is a line diff of two revisions' pretty JSON.
+type EtcdDiff struct {
+	From    int64
+	To      int64
+	Lines   []DiffLine
+	Added   int
+	Removed int
+}
+
+// DiffLine is one line of a diff; Op is " ", "+" or "-".
+type DiffLine struct {
+	Op   string
+	Text string
 }
 
 // KeyGroup is one resource's keys, by namespace.
@@ -224,6 +259,10 @@ type EtcdValue struct {
 	CreateRevision int64
 	ModRevision    int64
 	ObjectHref     string
+	// Version counts the key's writes since its creation; Current is false
+	// for a past revision.
+	Version int64
+	Current bool
 }
 
 // MapBox is one component in the cluster map; ID names it for the browser

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v5"
 
@@ -12,33 +13,149 @@ import (
 )
 
 // etcd serves /etcd: every key under /registry/ grouped by resource and
-// namespace, and with ?key= that key's value and revisions.
+// namespace, and with ?key= that key's value and its history through etcd's
+// revisions. ?at=<revision> shows the cluster as it was at that revision (as
+// long as etcd keeps it); ?rev= picks the key's value at a revision and
+// ?from=&to= the two revisions to diff.
 func (d *Dashboard) etcd(c *echo.Context) error {
 	ctx := c.Request().Context()
 	seq := d.auditSeq()
-	list, err := d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{})
+	var params [4]int64
+	for i, name := range []string{"at", "rev", "from", "to"} {
+		v, err := queryInt(c, name)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+		params[i] = max(v, 0)
+	}
+	at, rev, from, to := params[0], params[1], params[2], params[3]
+	current := d.cfg.Store.Revision()
+	list, err := d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{Revision: at})
+	var atError string
+	switch {
+	case errors.Is(err, storage.ErrCompacted), errors.Is(err, storage.ErrFutureRevision):
+		atError = fmt.Sprintf("etcd cannot show revision %d: %v. Showing the newest revision instead.", at, err)
+		at = 0
+		list, err = d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{})
+	}
 	if err != nil {
 		return fmt.Errorf("failed to list etcd keys: %w", err)
 	}
+	if at == 0 {
+		current = max(current, list.Revision)
+	}
 	selected := c.QueryParam("key")
-	vm := etcdModel(list.Items, selected)
-	if selected != "" && vm.Selected == nil {
-		kv, err := d.cfg.Store.Get(ctx, selected)
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			vm.Missing = selected
-		case err != nil:
-			return fmt.Errorf("failed to read %q: %w", selected, err)
-		default:
-			vm.Selected = etcdValue(kv)
+	vm := etcdModel(list.Items, selected, at)
+	vm.Revision, vm.At, vm.AtError = current, at, atError
+	if selected != "" {
+		if err := d.keyDetail(c, &vm, selected, at, rev, from, to); err != nil {
+			return err
 		}
 	}
 	return render(c, http.StatusOK, components.EtcdPage(d.layout("etcd", components.PageEtcd, list.Revision, seq), vm))
 }
 
+// keyDetail fills the selected key's value, history and diff.
+func (d *Dashboard) keyDetail(c *echo.Context, vm *components.Etcd, key string, at, rev, from, to int64) error {
+	start := at
+	if rev > 0 && (start == 0 || rev < start) {
+		start = rev
+	}
+	versions, end, err := keyHistory(c.Request().Context(), d.cfg.Store.Client(), key, 0)
+	if errors.Is(err, storage.ErrNotFound) && start > 0 {
+		versions, end, err = keyHistory(c.Request().Context(), d.cfg.Store.Client(), key, start)
+	}
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		vm.Selected = nil
+		vm.Missing = key
+		return nil
+	case err != nil:
+		return err
+	}
+	chosen := 0
+	if start > 0 {
+		chosen = -1
+		for i, v := range versions {
+			if v.ModRevision <= start {
+				chosen = i
+				break
+			}
+		}
+		if chosen < 0 {
+			vm.Selected = nil
+			vm.Missing = key
+			return nil
+		}
+	}
+	v := versions[chosen]
+	vm.Selected = etcdValue(&storage.KeyValue{Key: key, Value: v.Value, CreateRevision: v.CreateRevision, ModRevision: v.ModRevision})
+	vm.Selected.Version = v.Version
+	vm.Selected.Current = chosen == 0
+	base := keyHref(key)
+	if at > 0 {
+		base += "&at=" + strconv.FormatInt(at, 10)
+	}
+	for i, h := range versions {
+		ev := components.EtcdVersion{
+			ModRevision: h.ModRevision, Version: h.Version, Selected: i == chosen,
+			Href: base + "&rev=" + strconv.FormatInt(h.ModRevision, 10),
+		}
+		if i+1 < len(versions) {
+			ev.DiffHref = base + "&from=" + strconv.FormatInt(versions[i+1].ModRevision, 10) + "&to=" + strconv.FormatInt(h.ModRevision, 10)
+		}
+		vm.History = append(vm.History, ev)
+	}
+	switch {
+	case end.CreatedAt > 0:
+		vm.HistoryNote = fmt.Sprintf("created at revision %d", end.CreatedAt)
+	case end.CompactedAt > 0:
+		vm.HistoryNote = fmt.Sprintf("older revisions were compacted (etcd no longer keeps revision %d)", end.CompactedAt)
+	case end.Truncated:
+		vm.HistoryNote = fmt.Sprintf("showing the newest %d revisions", historyLength)
+	}
+	if from == 0 && to == 0 && chosen+1 < len(versions) {
+		from, to = versions[chosen+1].ModRevision, v.ModRevision
+	}
+	if from > 0 && to > 0 {
+		a, aok := versionAt(versions, from)
+		b, bok := versionAt(versions, to)
+		if aok && bok {
+			vm.Diff = etcdDiff(a, b)
+		}
+	}
+	return nil
+}
+
+// versionAt is the value the key had at revision rev.
+func versionAt(versions []keyVersion, rev int64) (keyVersion, bool) {
+	for _, v := range versions {
+		if v.ModRevision <= rev {
+			return v, true
+		}
+	}
+	return keyVersion{}, false
+}
+
+// etcdDiff compares two values as pretty JSON, secrets masked.
+func etcdDiff(a, b keyVersion) *components.EtcdDiff {
+	d := &components.EtcdDiff{From: a.ModRevision, To: b.ModRevision}
+	for _, l := range lineDiff(prettyJSON(maskSecrets(a.Value)), prettyJSON(maskSecrets(b.Value))) {
+		d.Lines = append(d.Lines, components.DiffLine{Op: string(l.Op), Text: l.Text})
+		switch l.Op {
+		case diffAdd:
+			d.Added++
+		case diffRemove:
+			d.Removed++
+		}
+	}
+	return d
+}
+
 // etcdModel groups keys (already in key order) by storage resource and
-// namespace and picks out the selected one.
-func etcdModel(kvs []storage.KeyValue, selected string) components.Etcd {
+// namespace and picks out the selected one; at > 0 keeps the links at that
+// revision.
+func etcdModel(kvs []storage.KeyValue, selected string, at int64) components.Etcd {
 	vm := components.Etcd{Total: len(kvs)}
 	group := map[string]int{}
 	for i := range kvs {
@@ -59,8 +176,12 @@ func etcdModel(kvs []storage.KeyValue, selected string) components.Etcd {
 			g.Namespaces = append(g.Namespaces, components.KeyNamespace{Namespace: ref.Namespace})
 		}
 		ns := &g.Namespaces[len(g.Namespaces)-1]
+		href := keyHref(kv.Key)
+		if at > 0 {
+			href += "&at=" + strconv.FormatInt(at, 10)
+		}
 		ns.Keys = append(ns.Keys, components.EtcdKey{
-			Key: kv.Key, Name: ref.Name, Href: keyHref(kv.Key), ModRevision: kv.ModRevision, Selected: kv.Key == selected,
+			Key: kv.Key, Name: ref.Name, Href: href, ModRevision: kv.ModRevision, Selected: kv.Key == selected,
 		})
 		if kv.Key == selected {
 			vm.Selected = etcdValue(kv)

@@ -5,7 +5,16 @@ import { el, byData, flash } from "./dom.js";
 const CHANGES = 20;
 
 export function etcdPage(stream) {
-  const selected = new URLSearchParams(location.search).get("key");
+  const params = new URLSearchParams(location.search);
+  const selected = params.get("key");
+  // A past revision stays as it was; only the newest value follows changes.
+  const live = !params.get("rev") && !params.get("at");
+  const slider = document.getElementById("at-slider");
+  const output = document.getElementById("at-output");
+  if (slider && output) {
+    slider.addEventListener("input", () => { output.textContent = slider.value; });
+    slider.addEventListener("change", () => slider.form.submit());
+  }
   const changes = document.getElementById("etcd-changes");
   stream
     .on("etcd", (m) => {
@@ -22,13 +31,14 @@ export function etcdPage(stream) {
       changes.prepend(item);
       flash(item);
       while (changes.children.length > CHANGES) changes.lastElementChild.remove();
-      if (m.key === selected) {
+      if (slider && Number(slider.max) < m.revision) slider.max = String(m.revision);
+      if (live && m.key === selected) {
         const mod = document.querySelector('[data-testid="etcd-mod-revision"]');
         if (mod) mod.textContent = String(m.revision);
       }
     })
     .on("watch", (m) => {
-      if (m.key !== selected || !m.object) return;
+      if (!live || m.key !== selected || !m.object) return;
       const pre = document.querySelector('[data-testid="etcd-json"]');
       if (pre) {
         pre.textContent = m.eventType === "DELETED" ? `(deleted at revision ${m.revision})` : JSON.stringify(m.object, null, 2);

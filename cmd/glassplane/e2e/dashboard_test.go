@@ -148,6 +148,36 @@ func TestDashboardTeaches(t *testing.T) {
 		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="422"]`)
 		webtest.Screenshot(t, form, filepath.Join(out, "requests.png"))
 	})
+
+	t.Run("the etcd explorer shows the key's history and a diff", func(t *testing.T) {
+		key := "/registry/pods/default/seed-mypod"
+		webtest.Navigate(t, form, c.WebURL+"/etcd?key="+key)
+		webtest.WaitSelector(t, form, webtest.TestID("etcd-history"))
+		revs := webtest.Eval[[]string](t, form, `[...document.querySelectorAll('[data-testid="etcd-version-item"]')].map(v => v.dataset.revision)`)
+		// Created by the form, bound by the scheduler, Running by the kubelet.
+		if len(revs) < 3 {
+			t.Fatalf("history has %d revisions (%v), want at least 3", len(revs), revs)
+		}
+		diff := webtest.Eval[string](t, form, `document.querySelector('[data-testid="etcd-diff"]').textContent`)
+		if !strings.Contains(diff, "+") || !strings.Contains(diff, "Running") {
+			t.Errorf("newest diff = %q, want the change to Running", diff)
+		}
+		first := revs[len(revs)-1]
+		webtest.Navigate(t, form, c.WebURL+"/etcd?key="+key+"&rev="+first+"&from="+first+"&to="+revs[0])
+		webtest.WaitSelector(t, form, webtest.TestID("etcd-past"))
+		value := webtest.Eval[string](t, form, `document.querySelector('[data-testid="etcd-json"]').textContent`)
+		if strings.Contains(value, `"nodeName"`) {
+			t.Errorf("the value at the creating revision %s already has a node: %s", first, value)
+		}
+		diff = webtest.Eval[string](t, form, `document.querySelector('[data-testid="etcd-diff"]').textContent`)
+		if !strings.Contains(diff, `"nodeName": "`+pod.Spec.NodeName+`"`) {
+			t.Errorf("diff from creation to now = %q, want the nodeName added", diff)
+		}
+		webtest.Screenshot(t, form, filepath.Join(out, "etcd-history.png"))
+		webtest.Navigate(t, form, c.WebURL+"/etcd?at="+first)
+		webtest.WaitSelector(t, form, webtest.TestID("at-banner"))
+		webtest.WaitSelector(t, form, `[data-testid="etcd-key"][data-key="`+key+`"]`)
+	})
 }
 
 // newTab opens a second tab in the browser of parent.

@@ -1,0 +1,161 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+const (
+	// historyLength bounds how many revisions of one key the explorer walks.
+	historyLength = 50
+	// diffMaxLines bounds each side of a diff; longer values are compared
+	// by their first lines only.
+	diffMaxLines = 2000
+)
+
+// keyVersion is one value a key had.
+type keyVersion struct {
+	ModRevision    int64
+	CreateRevision int64
+	// Version counts the writes since the key was created (1 = created).
+	Version int64
+	Value   []byte
+}
+
+// historyEnd says why the walk back stopped.
+type historyEnd struct {
+	// CreatedAt is the revision that created the key when the walk reached it.
+	CreatedAt int64
+	// CompactedAt is the revision etcd no longer keeps, when the walk hit it.
+	CompactedAt int64
+	// Truncated is true when the walk stopped at historyLength.
+	Truncated bool
+}
+
+// keyHistory walks a key's values back through etcd's revisions, newest
+// first, starting at the value it had at revision at (0: now): each value's
+// ModRevision minus one reads the value before it, until the key's creation
+// or a compacted revision. It returns ErrNotFound when the key did not exist
+// at the starting revision.
+func keyHistory(ctx context.Context, cli *clientv3.Client, key string, at int64) ([]keyVersion, historyEnd, error) {
+	var out []keyVersion
+	var end historyEnd
+	rev := at
+	for len(out) < historyLength {
+		ctx, cancel := context.WithTimeout(ctx, storage.DefaultRequestTimeout)
+		var opts []clientv3.OpOption
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := cli.Get(ctx, key, opts...)
+		cancel()
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			end.CompactedAt = rev
+			return out, end, nil
+		}
+		if err != nil {
+			return nil, end, fmt.Errorf("failed to read %q at revision %d: %w", key, rev, err)
+		}
+		if len(resp.Kvs) == 0 {
+			if len(out) == 0 {
+				return nil, end, storage.ErrNotFound
+			}
+			return out, end, nil
+		}
+		kv := resp.Kvs[0]
+		out = append(out, keyVersion{ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision, Version: kv.Version, Value: kv.Value})
+		if kv.Version == 1 || kv.ModRevision == kv.CreateRevision {
+			end.CreatedAt = kv.CreateRevision
+			return out, end, nil
+		}
+		rev = kv.ModRevision - 1
+	}
+	end.Truncated = true
+	return out, end, nil
+}
+
+// diffOp marks a line of a diff.
+type diffOp byte
+
+const (
+	diffSame   diffOp = ' '
+	diffAdd    diffOp = '+'
+	diffRemove diffOp = '-'
+)
+
+// diffLine is one line of a diff.
+type diffLine struct {
+	Op   diffOp
+	Text string
+}
+
+// lineDiff compares two texts line by line (longest common subsequence) and
+// returns every line of both, marked kept, removed from a or added in b.
+func lineDiff(a, b string) []diffLine {
+	x, y := splitLines(a), splitLines(b)
+	// Skip the common head and tail; values differ in a few lines.
+	head := 0
+	for head < len(x) && head < len(y) && x[head] == y[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(x)-head && tail < len(y)-head && x[len(x)-1-tail] == y[len(y)-1-tail] {
+		tail++
+	}
+	var out []diffLine
+	for _, l := range x[:head] {
+		out = append(out, diffLine{diffSame, l})
+	}
+	mx, my := x[head:len(x)-tail], y[head:len(y)-tail]
+	n, m := len(mx), len(my)
+	// lcs[i][j] is the LCS length of mx[i:] and my[j:].
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if mx[i] == my[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && mx[i] == my[j]:
+			out = append(out, diffLine{diffSame, mx[i]})
+			i, j = i+1, j+1
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, diffLine{diffRemove, mx[i]})
+			i++
+		default:
+			out = append(out, diffLine{diffAdd, my[j]})
+			j++
+		}
+	}
+	for _, l := range x[len(x)-tail:] {
+		out = append(out, diffLine{diffSame, l})
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if len(lines) > diffMaxLines {
+		lines = lines[:diffMaxLines]
+	}
+	return lines
+}
