@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -47,7 +51,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			slog.Info("managed containerd ready", "address", address)
 		}
 		cfg := node.Config{NodeName: localName, DataDir: dataDir}
-		network, err := runtime.NewNetwork(runtime.NetworkConfig{})
+		network, err := runtime.NewNetwork(runtime.NetworkConfig{PodCIDR: o.podCIDR})
 		if err != nil {
 			slog.Warn("no pod network, pods share the host's network", "err", err)
 			cfg.PodNetworkProblem = err.Error()
@@ -60,6 +64,10 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			return func() {}, err
 		}
 		cfg.Runtime = rt
+		if cfg.Server, err = nodeServer(ca, localName, o.nodePort); err != nil {
+			stopAll()
+			return func() {}, err
+		}
 		stop, err := startNode(ctx, g, ca, apiURL, cfg)
 		if err != nil {
 			stopAll()
@@ -83,6 +91,50 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		stops = append(stops, stop)
 	}
 	return stopAll, nil
+}
+
+// nodeServer is the local node agent's HTTPS endpoint for logs and exec,
+// with a serving certificate for every address of the host. The port falls
+// back to a free one when taken (another cluster on this host).
+func nodeServer(ca *pki.CA, nodeName string, port int) (*node.ServerConfig, error) {
+	hosts := []string{nodeName}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				hosts = append(hosts, n.IP.String())
+			}
+		}
+	}
+	cert, err := ca.Serving(hosts...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to issue the node's serving certificate: %w", err)
+	}
+	if ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port))); err != nil {
+		slog.Warn("node port taken, using a free one", "port", port, "err", err)
+		port = 0
+	} else {
+		ln.Close()
+	}
+	return &node.ServerConfig{Port: port, Certificate: cert, ClientCAs: ca.Pool()}, nil
+}
+
+// connectNodes gives the API server its client identity towards node
+// agents (system:kube-apiserver-kubelet-client) for pods/log and pods/exec.
+func connectNodes(api *apiserver.Server, ca *pki.CA) error {
+	certPEM, keyPEM, err := ca.Client(node.APIServerClientUser)
+	if err != nil {
+		return fmt.Errorf("failed to issue the API server's node client certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return fmt.Errorf("failed to load the API server's node client certificate: %w", err)
+	}
+	api.SetKubeletClient(&apiserver.KubeletClient{TLS: &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      ca.Pool(),
+		MinVersion:   tls.VersionTLS12,
+	}})
+	return nil
 }
 
 func simulatedNode(name string, o upOptions) node.Config {

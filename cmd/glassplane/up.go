@@ -45,6 +45,8 @@ type upOptions struct {
 	simulatedNodes      int
 	simulatedStartDelay time.Duration
 	nodeName            string
+	nodePort            int
+	podCIDR             string
 	auditLogPath        string
 	auditPolicyFile     string
 	tokenAuthFile       string
@@ -75,6 +77,8 @@ func newUpCommand() *cobra.Command {
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
+	f.IntVar(&o.nodePort, "node-port", 10250, "HTTPS port of the local node agent for logs and exec (a free port when taken)")
+	f.StringVar(&o.podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "the local node's pod subnet (CNI bridge gp0)")
 	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
 	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
@@ -155,6 +159,9 @@ func runUp(ctx context.Context, o upOptions) error {
 		ServiceAccountAdmission: true,
 	})
 	if err != nil {
+		return err
+	}
+	if err := connectNodes(api, ca); err != nil {
 		return err
 	}
 	api.Register(srv.API())

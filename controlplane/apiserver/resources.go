@@ -162,7 +162,7 @@ func newResources() []*resource {
 		{
 			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
-			Subresources: []*subresource{statusSubresource(), bindingSubresource()},
+			Subresources: []*subresource{statusSubresource(), bindingSubresource(), logSubresource(), execSubresource()},
 			FieldLabels:  podFields,
 		},
 		{

@@ -72,6 +72,9 @@ type Config struct {
 	RBAC                bool
 	Logger              *slog.Logger
 	MaxRequestBodyBytes int64
+	// KubeletClient reaches node agents for pods/log and pods/exec; nil
+	// answers those with 503.
+	KubeletClient *KubeletClient
 }
 
 // Server serves the Kubernetes REST API over a storage.Store.

@@ -62,6 +62,8 @@ type subresource struct {
 	Verbs []string
 	// view serves get, update and patch; nil for create-only subresources.
 	view *view
+	// connect serves a subresource answered by the pod's node (log, exec).
+	connect func(q *request) error
 	// create serves POST on a create-only subresource (binding, token).
 	create func(q *request) error
 }
@@ -189,6 +191,9 @@ func (q *request) serveResource() error {
 		return errNoRoute()
 	}
 	gr := schema.GroupResource{Group: q.res.GVK.Group, Resource: q.res.Resource + "/" + sub.Name}
+	if sub.connect != nil {
+		return sub.connect(q)
+	}
 	if sub.view == nil {
 		if q.info.Verb != "create" {
 			return apierrors.NewMethodNotSupported(gr, q.info.Verb)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"sync"
 	"time"
 
@@ -27,17 +28,17 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultLeaseDuration        = 40 * time.Second
-	DefaultLeaseRenewInterval   = 10 * time.Second
-	DefaultNodeStatusInterval   = time.Minute
-	DefaultPodResyncInterval    = time.Second
-	DefaultKubeletVersion       = "v1.33.0+glassplane"
-	DefaultTerminationGrace     = 30 * time.Second
-	LeaseNamespace              = "kube-node-lease"
-	LabelRuntime                = "node.glassplane.io/runtime"
+	DefaultLeaseDuration      = 40 * time.Second
+	DefaultLeaseRenewInterval = 10 * time.Second
+	DefaultNodeStatusInterval = time.Minute
+	DefaultPodResyncInterval  = time.Second
+	DefaultKubeletVersion     = "v1.33.0+glassplane"
+	DefaultTerminationGrace   = 30 * time.Second
+	LeaseNamespace            = "kube-node-lease"
+	LabelRuntime              = "node.glassplane.io/runtime"
 	// AnnotationPodNetwork says how the node's pods are networked: "cni"
 	// or why they share the host's network.
-	AnnotationPodNetwork = "node.glassplane.io/pod-network"
+	AnnotationPodNetwork        = "node.glassplane.io/pod-network"
 	initialRestartBackoff       = 10 * time.Second
 	maxRestartBackoff           = 5 * time.Minute
 	initialImagePullBackoff     = 10 * time.Second
@@ -82,6 +83,8 @@ type Config struct {
 	// PodNetworkProblem, when set, says why the node has no pod network
 	// (its pods then share the host's); it is shown on the Node.
 	PodNetworkProblem string
+	// Server, when set, serves container logs and exec to the API server.
+	Server *ServerConfig
 	// KubeletVersion is reported in nodeInfo.kubeletVersion (DefaultKubeletVersion).
 	KubeletVersion string
 	// Logger receives the agent's logs (slog.Default() when nil).
@@ -100,6 +103,11 @@ type Agent struct {
 	podIPs      *podIPAllocator
 
 	podLister corelisters.PodLister
+
+	// listener and serverPort are set by listenServer before Run registers
+	// the node.
+	listener   net.Listener
+	serverPort int32
 
 	mu      sync.Mutex // guards workers and wg adds
 	workers map[types.UID]*podWorker
@@ -178,6 +186,12 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.log.Info("demo image ready", "image", runtime.DemoImage)
 		}
 	}
+	if err := a.listenServer(); err != nil {
+		return err
+	}
+	if a.listener != nil {
+		defer a.listener.Close()
+	}
 	a.log.Info("registering node", "runtime", a.cfg.Runtime.Name())
 	node, err := a.registerWithRetry(ctx)
 	if err != nil {
@@ -217,6 +231,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.cleanupOrphans(ctx)
 
 	var loops sync.WaitGroup
+	if a.listener != nil {
+		loops.Add(1)
+		go func() { defer loops.Done(); a.serve(ctx) }()
+	}
 	loops.Add(2)
 	go func() { defer loops.Done(); a.leaseLoop(ctx, node) }()
 	go func() { defer loops.Done(); a.nodeStatusLoop(ctx) }()

@@ -169,7 +169,8 @@ func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1
 			{Type: corev1.NodeInternalIP, Address: a.nodeIP},
 			{Type: corev1.NodeHostName, Address: hostname},
 		},
-		NodeInfo: info,
+		NodeInfo:        info,
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: a.serverPort}},
 	}, nil
 }
 

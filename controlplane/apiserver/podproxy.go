@@ -1,0 +1,163 @@
+package apiserver
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// pods/log and pods/exec are answered by the pod's node agent, as
+// kube-apiserver answers them through the kubelet: the API server finds
+// the node's address and port (status.daemonEndpoints.kubeletEndpoint) and
+// proxies the request to it with its own client certificate
+// (Config.KubeletClient), streaming responses and upgraded connections
+// (the websocket exec protocol) both ways.
+
+func logSubresource() *subresource {
+	return &subresource{Name: "log", Verbs: []string{"get"}, connect: (*request).proxyPodLog}
+}
+
+func execSubresource() *subresource {
+	return &subresource{Name: "exec", Kind: corev1.SchemeGroupVersion.WithKind("PodExecOptions"), Verbs: []string{"create", "get"}, connect: (*request).proxyPodExec}
+}
+
+// proxyPodLog serves GET pods/<name>/log.
+func (q *request) proxyPodLog() error {
+	if q.info.Verb != "get" {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/log"}, q.info.Verb)
+	}
+	return q.proxyToNode("containerLogs")
+}
+
+// proxyPodExec serves GET and POST pods/<name>/exec.
+func (q *request) proxyPodExec() error {
+	if q.info.Verb != "get" && q.info.Verb != "create" {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/exec"}, q.info.Verb)
+	}
+	return q.proxyToNode("exec")
+}
+
+// proxyToNode sends the request to /<path>/<namespace>/<pod>/<container>
+// on the pod's node agent.
+func (q *request) proxyToNode(path string) error {
+	if q.s.cfg.KubeletClient == nil || q.s.cfg.KubeletClient.TLS == nil {
+		return apierrors.NewServiceUnavailable("this API server has no client identity for node agents")
+	}
+	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
+	if err != nil {
+		return err
+	}
+	q.setObjectRef(obj)
+	pod := obj.(*corev1.Pod)
+	container, err := podContainer(pod, q.r.URL.Query().Get("container"))
+	if err != nil {
+		return err
+	}
+	if pod.Spec.NodeName == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	nodes := q.s.byPath[corev1.SchemeGroupVersion.WithResource("nodes")]
+	nodeObj, err := q.s.getFromStore(q.ctx, nodes, "", pod.Spec.NodeName)
+	if err != nil {
+		return err
+	}
+	node := nodeObj.(*corev1.Node)
+	host := nodeAddress(node)
+	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+	if host == "" || port <= 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("node %s serves no container logs or exec (its runtime is %s)", node.Name, node.Labels["node.glassplane.io/runtime"]))
+	}
+	query := q.r.URL.Query()
+	query.Del("container")
+	target := &url.URL{
+		Scheme:   "https",
+		Host:     net.JoinHostPort(host, strconv.Itoa(int(port))),
+		Path:     "/" + path + "/" + pod.Namespace + "/" + pod.Name + "/" + container,
+		RawQuery: query.Encode(),
+	}
+	transport := &http.Transport{TLSClientConfig: q.s.cfg.KubeletClient.TLS.Clone(), ForceAttemptHTTP2: false}
+	transport.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	defer transport.CloseIdleConnections()
+	var proxyErr error
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = target
+			pr.Out.Host = target.Host
+			pr.Out.Header.Del("Authorization")
+			for h := range pr.Out.Header {
+				if strings.HasPrefix(h, "Impersonate-") {
+					pr.Out.Header.Del(h)
+				}
+			}
+		},
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorHandler: func(_ http.ResponseWriter, _ *http.Request, err error) {
+			proxyErr = err
+		},
+	}
+	proxy.ServeHTTP(q.w, q.r.WithContext(q.ctx))
+	if proxyErr != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("failed to reach node %s: %v", node.Name, proxyErr))
+	}
+	return nil
+}
+
+// podContainer picks the container a request names, or the pod's only
+// container, with kube-apiserver's messages.
+func podContainer(pod *corev1.Pod, name string) (string, error) {
+	var all []string
+	for _, c := range pod.Spec.InitContainers {
+		all = append(all, c.Name)
+	}
+	for _, c := range pod.Spec.Containers {
+		all = append(all, c.Name)
+	}
+	if name == "" {
+		if len(pod.Spec.Containers) == 1 {
+			return pod.Spec.Containers[0].Name, nil
+		}
+		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, all))
+	}
+	for _, c := range all {
+		if c == name {
+			return name, nil
+		}
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+}
+
+// nodeAddress is the address the API server reaches a node agent at: its
+// InternalIP, else its first address.
+func nodeAddress(node *corev1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	if len(node.Status.Addresses) > 0 {
+		return node.Status.Addresses[0].Address
+	}
+	return ""
+}
+
+// KubeletClient is how the API server reaches node agents.
+type KubeletClient struct {
+	// TLS holds the API server's client certificate (user
+	// system:kube-apiserver-kubelet-client) and the CA that signed the
+	// node agents' serving certificates.
+	TLS *tls.Config
+}
+
+// SetKubeletClient sets how the API server reaches node agents; call it
+// before the server takes requests.
+func (s *Server) SetKubeletClient(c *KubeletClient) { s.cfg.KubeletClient = c }
