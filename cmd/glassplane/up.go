@@ -125,6 +125,13 @@ func runUp(ctx context.Context, o upOptions) error {
 	// 3. Storage and the audit ring.
 	store := storage.New(etcdSrv.Client(), storage.Config{Logger: log})
 	ring := audit.NewRing(0)
+	if o.auditPolicyFile != "" {
+		policy, err := audit.LoadPolicy(o.auditPolicyFile)
+		if err != nil {
+			return err
+		}
+		ring.SetPolicy(policy)
+	}
 	if o.auditLogPath != "" {
 		closer, err := ring.OpenLog(o.auditLogPath)
 		if err != nil {

@@ -165,7 +165,8 @@ func (p *ServiceAccount) lookup(ctx context.Context, namespace, name string) (*c
 			return sa, nil
 		}
 	}
-	return nil, apierrors.NewNotFound(corev1.Resource("serviceaccounts"), name)
+	// Kubernetes' lister names the resource in the singular here.
+	return nil, apierrors.NewNotFound(corev1.Resource("serviceaccount"), name)
 }
 
 // shouldAutomount: the pod's automountServiceAccountToken wins, then the
