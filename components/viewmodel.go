@@ -126,6 +126,25 @@ type Object struct {
 	Decision *Decision
 	// DecisionError says why a decision annotation could not be read.
 	DecisionError string
+	// Owners are the object's ownerReferences; Dependents the objects it
+	// owns (and theirs), each with its own timeline.
+	Owners     []ObjectLink
+	Dependents []TimelineGroup
+}
+
+// ObjectLink names another object and its page.
+type ObjectLink struct {
+	Kind string
+	Name string
+	Href string
+	// Controller marks the owner reference that controls the object.
+	Controller bool
+}
+
+// TimelineGroup is one dependent's timeline.
+type TimelineGroup struct {
+	Object ObjectLink
+	Rows   []TimelineRow
 }
 
 // TimelineRow is one step in an object's life: an audit event or a core Event.
@@ -146,6 +165,11 @@ type TimelineRow struct {
 	Failed bool
 	// Type is an Event's type (Normal, Warning).
 	Type string
+	// AuditHref links a request to the pipeline page; Revision and
+	// RevisionHref to the etcd revision it wrote (with its diff).
+	AuditHref    string
+	Revision     string
+	RevisionHref string
 }
 
 // Decision is the scheduler's explanation of where a pod went.

@@ -69,6 +69,13 @@ func (d *Dashboard) object(c *echo.Context) error {
 		} else {
 			vm.YAML = prettyJSON(kv.Value)
 		}
+		for _, or := range head.Metadata.OwnerReferences {
+			res := resourceOfKind(or.Kind)
+			vm.Owners = append(vm.Owners, components.ObjectLink{
+				Kind: or.Kind, Name: or.Name, Href: objectHref(res, namespace, or.Name),
+				Controller: or.Controller != nil && *or.Controller,
+			})
+		}
 		if raw, ok := head.Metadata.Annotations[explain.DecisionAnnotation]; ok {
 			dec, err := decisionView(raw)
 			if err != nil {
@@ -78,6 +85,18 @@ func (d *Dashboard) object(c *echo.Context) error {
 		}
 	}
 	vm.Timeline = d.timeline(vm, events.Items)
+	if vm.UID != "" {
+		graph, err := d.ownerGraph(ctx, namespace)
+		if err != nil {
+			return err
+		}
+		for _, dep := range descendants(graph, vm.UID) {
+			vm.Dependents = append(vm.Dependents, components.TimelineGroup{
+				Object: components.ObjectLink{Kind: dep.Kind, Name: dep.Name, Href: objectHref(dep.Resource, dep.Namespace, dep.Name)},
+				Rows:   d.timeline(dep, events.Items),
+			})
+		}
+	}
 	return render(c, http.StatusOK, components.ObjectPage(d.layout(vm.Kind+" "+name, components.PageObject, events.Revision, seq), vm))
 }
 
@@ -94,10 +113,16 @@ func (d *Dashboard) timeline(o components.Object, events []storage.KeyValue) []c
 	if d.cfg.Audit != nil {
 		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
 			ev := rec.Event
-			entries = append(entries, timelineEntry{at: ev.RequestReceivedTimestamp.Time, row: components.TimelineRow{
+			row := components.TimelineRow{
 				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
 				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),
-			}})
+				AuditHref: requestHref(rec.Seq),
+			}
+			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {
+				row.Revision = rev
+				row.RevisionHref = keyHref(key) + "&rev=" + rev
+			}
+			entries = append(entries, timelineEntry{at: ev.RequestReceivedTimestamp.Time, row: row})
 		}
 	}
 	recorded := recordedTimes(d.cfg.Audit)

@@ -13,7 +13,7 @@ import (
 )
 
 // requestsLength is how many requests the pipeline page lists.
-const requestsLength = 200
+const requestsLength = 100
 
 // RequestInfo is what the pipeline page shows of a request beyond the
 // common message fields: how it was authenticated, the authorization
@@ -116,4 +116,9 @@ func requestRow(rec audit.Record) components.RequestRow {
 		row.Admission = append(row.Admission, components.AdmissionNote{Plugin: a.Plugin, Result: a.Result})
 	}
 	return row
+}
+
+// requestHref points at one request on the pipeline page.
+func requestHref(seq int64) string {
+	return "/requests?reads=1#req-" + strconv.FormatInt(seq, 10)
 }

@@ -21,6 +21,13 @@ function addRow(tbody, source, m) {
   const detail = el("td", { class: "detail" });
   if (m.stages?.length) detail.append(stageChips(m.stages));
   if (m.message) detail.append(el("span", { class: "msg" }, m.message));
+  if (source === "audit") {
+    const links = el("span", { class: "row-links" }, el("a", { href: `/requests?reads=1#req-${m.seq}`, "data-testid": "row-audit-link" }, "audit event"));
+    if (m.key && m.revision) {
+      links.append(el("a", { href: `/etcd?key=${encodeURIComponent(m.key)}&rev=${m.revision}`, "data-testid": "row-etcd-link" }, `etcd rev ${m.revision} · diff`));
+    }
+    detail.append(links);
+  }
   const failed = m.failed || (source === "event" && m.eventType === "Warning");
   const row = el("tr", {
     class: `row src-${source}${failed ? " failed" : ""}`, "data-testid": "timeline-row", "data-source": source, "data-time": m.timestamp,

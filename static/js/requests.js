@@ -4,7 +4,7 @@
 import { el, clock, safeHref } from "./dom.js";
 
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
-const LENGTH = 200;
+const LENGTH = 100;
 const TITLES = {
   authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd write",
 };
@@ -49,15 +49,15 @@ function row(m) {
       el("span", { class: "pstage-detail" }, detail(m, s.name))));
   });
   const item = el("li", {
-    class: `request fresh${m.failed ? " failed" : ""}`, "data-testid": "request", "data-seq": m.seq, "data-verb": m.verb,
+    class: `request fresh${m.failed ? " failed" : ""}`, "data-testid": "request", id: `req-${m.seq}`, "data-seq": m.seq, "data-verb": m.verb,
     "data-code": m.code || 0, "data-failed-stage": r.failedStage || "",
   }, head, pipeline);
   if (m.failed && r.status) item.append(el("p", { class: "request-reason", "data-testid": "request-reason" }, r.status));
   if (r.reason) item.append(el("p", { class: "request-rbac", "data-testid": "request-rbac" }, el("span", { class: "label" }, "RBAC:"), ` ${r.reason}`));
   if (r.admission?.length) {
-    const ul = el("ul", { class: "admission-notes" });
+    const ul = el("ul");
     for (const a of r.admission) ul.append(el("li", {}, el("span", { class: "label" }, a.plugin), " ", el("code", {}, a.result)));
-    item.append(ul);
+    item.append(el("details", { class: "admission-notes" }, el("summary", {}, `admission: ${r.admission.length} plugin notes`), ul));
   }
   if (m.key) {
     const keyHref = `/etcd?key=${encodeURIComponent(m.key)}${m.revision ? `&rev=${m.revision}` : ""}`;

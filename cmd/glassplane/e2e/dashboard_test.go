@@ -178,6 +178,25 @@ func TestDashboardTeaches(t *testing.T) {
 		webtest.WaitSelector(t, form, webtest.TestID("at-banner"))
 		webtest.WaitSelector(t, form, `[data-testid="etcd-key"][data-key="`+key+`"]`)
 	})
+
+	t.Run("the timeline lists the pipeline and the kubelet's steps in order", func(t *testing.T) {
+		webtest.Navigate(t, form, c.WebURL+"/objects/pods/default/seed-mypod")
+		webtest.WaitSelector(t, form, webtest.TestID("timeline"))
+		webtest.WaitFor(t, form, `[...document.querySelectorAll('#timeline-rows [data-testid="timeline-row"]')].some(r => r.textContent.includes("Started"))`)
+		rows := webtest.Eval[[]string](t, form, `[...document.querySelectorAll('#timeline-rows [data-testid="timeline-row"]')].map(r => r.querySelector(".action").textContent.trim().split(/\s+/).slice(0, 2).join(" "))`)
+		want := []string{"create pods", "create pods/binding", "Scheduled", "Pulled", "Created", "Started"}
+		if !subsequence(rows, want) {
+			t.Errorf("timeline actions %q do not contain %q in order", rows, want)
+		}
+		stages := webtest.Eval[[]string](t, form, `[...document.querySelector('#timeline-rows [data-testid="timeline-row"] [data-testid="stages"]').querySelectorAll("[data-stage]")].map(s => s.dataset.stage + "=" + s.dataset.state)`)
+		if got := strings.Join(slices.DeleteFunc(stages, func(s string) bool { return strings.HasPrefix(s, "decoding") }), " "); got != "authentication=ok authorization=ok admission=ok etcd=ok" {
+			t.Errorf("the create's stages = %s", got)
+		}
+		if n := webtest.Eval[int](t, form, `document.querySelectorAll('[data-testid="row-etcd-link"]').length`); n == 0 {
+			t.Error("no timeline row links its etcd revision")
+		}
+		webtest.Screenshot(t, form, filepath.Join(out, "timeline.png"))
+	})
 }
 
 // newTab opens a second tab in the browser of parent.

@@ -1,0 +1,82 @@
+package web
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
+
+// maxDependents bounds how many descendants an object page groups.
+const maxDependents = 30
+
+// ownedObject is one stored object with the owner references that tie it to
+// others.
+type ownedObject struct {
+	ref   components.Object
+	owner []string // owner uids
+}
+
+// ownerGraph reads every object in a namespace (all of them for a
+// cluster-scoped owner) with its ownerReferences, so that an object page can
+// list its dependents and group their timelines. It is built from
+// ownerReferences alone, the way the garbage collector sees the cluster.
+func (d *Dashboard) ownerGraph(ctx context.Context, namespace string) ([]ownedObject, error) {
+	list, err := d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to list objects for their owners: %w", err)
+	}
+	var out []ownedObject
+	for _, kv := range list.Items {
+		ref, ok := parseKey(kv.Key)
+		if !ok || ref.StorageResource == "events" || (namespace != "" && ref.Namespace != namespace) {
+			continue
+		}
+		head := decodeHead(kv.Value)
+		if len(head.Metadata.OwnerReferences) == 0 {
+			continue
+		}
+		o := ownedObject{ref: components.Object{
+			Resource: apiResource(ref.StorageResource), Namespace: ref.Namespace, Name: ref.Name,
+			Kind: head.Kind, UID: string(head.Metadata.UID), Key: kv.Key,
+		}}
+		for _, or := range head.Metadata.OwnerReferences {
+			o.owner = append(o.owner, string(or.UID))
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// descendants returns the objects owned by uid, then theirs, breadth first.
+func descendants(graph []ownedObject, uid string) []components.Object {
+	var out []components.Object
+	seen := map[string]bool{uid: true}
+	queue := []string{uid}
+	for len(queue) > 0 && len(out) < maxDependents {
+		owner := queue[0]
+		queue = queue[1:]
+		for _, o := range graph {
+			if seen[o.ref.UID] || !ownedBy(o, owner) {
+				continue
+			}
+			seen[o.ref.UID] = true
+			out = append(out, o.ref)
+			queue = append(queue, o.ref.UID)
+			if len(out) == maxDependents {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func ownedBy(o ownedObject, uid string) bool {
+	for _, u := range o.owner {
+		if u == uid {
+			return true
+		}
+	}
+	return false
+}
