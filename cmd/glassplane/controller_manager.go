@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/glassplane/glassplane/controlplane/controllers"
+	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 )
 
 // controllerManagerLease is the Lease the controller managers elect a
@@ -30,6 +31,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var kubeconfig string
 	var workers int
 	var leaderElect bool
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run the controllers (deployment, replicaset, garbage collector, namespace, node lifecycle, endpoints) against an API server",
@@ -41,16 +43,17 @@ func newControllerManagerCommand() *cobra.Command {
 			}
 			ctx := cmd.Context()
 			if !leaderElect {
-				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers})
+				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace})
 			}
 			return runLeaderElected(ctx, cfg, func(ctx context.Context) error {
-				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers})
+				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace})
 			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the controller manager's identity (system:kube-controller-manager)")
 	f.IntVar(&workers, "workers", controllers.DefaultWorkers, "sync goroutines per controller")
+	f.DurationVar(&grace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")
 	f.BoolVar(&leaderElect, "leader-elect", true, "elect a leader on the Lease kube-system/kube-controller-manager before running the controllers")
 	return cmd
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 	"github.com/glassplane/glassplane/controlplane/controllers"
+	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/serviceaccount"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
@@ -52,6 +53,7 @@ type upOptions struct {
 	tokenAuthFile       string
 	anonymousAuth       bool
 	saKeyFile           string
+	nodeMonitorGrace    time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -83,6 +85,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
+	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before the node controller marks it unreachable")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
@@ -248,7 +251,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	stopCM := runPart(ctx, g, "controller-manager", func(ctx context.Context) error {
-		return runControllerManager(ctx, cmCfg, controllers.Config{Logger: log})
+		return runControllerManager(ctx, cmCfg, controllers.Config{Logger: log, NodeMonitorGracePeriod: o.nodeMonitorGrace})
 	})
 	defer stopCM()
 

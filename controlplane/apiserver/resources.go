@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -174,6 +175,10 @@ func newResources() []*resource {
 		{
 			GVK: core("Endpoints"), Resource: "endpoints", Singular: "endpoints", ShortNames: []string{"ep"}, Namespaced: true,
 			Verbs: verbsAll, StorageResource: "services/endpoints", AllowCreateOnUpdate: true,
+		},
+		{
+			GVK: discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), Resource: "endpointslices", Singular: "endpointslice", Namespaced: true,
+			Verbs: verbsAll, StorageResource: "endpointslices",
 		},
 		{
 			GVK: core("ConfigMap"), Resource: "configmaps", Singular: "configmap", ShortNames: []string{"cm"}, Namespaced: true,

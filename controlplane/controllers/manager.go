@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
@@ -18,8 +19,11 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
+	"github.com/glassplane/glassplane/controlplane/controllers/endpoint"
+	"github.com/glassplane/glassplane/controlplane/controllers/endpointslice"
 	"github.com/glassplane/glassplane/controlplane/controllers/garbagecollector"
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
+	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
 )
 
@@ -31,7 +35,10 @@ type Config struct {
 	// Workers is each controller's number of sync goroutines
 	// (DefaultWorkers when zero).
 	Workers int
-	Logger  *slog.Logger
+	// NodeMonitorGracePeriod is how long a node may go without a
+	// heartbeat before it is unreachable (40s when zero).
+	NodeMonitorGracePeriod time.Duration
+	Logger                 *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -94,6 +101,25 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"deployment", dc.Run})
+
+	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create endpoint controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"endpoint", ec.Run})
+
+	esc, err := endpointslice.New(m.log, client, recorder("endpoint-slice-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Discovery().V1().EndpointSlices())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create endpointslice controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"endpointslice", esc.Run})
+
+	nlc, err := nodelifecycle.New(nodelifecycle.Config{GracePeriod: cfg.NodeMonitorGracePeriod}, m.log, client, recorder("node-controller"),
+		f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create node lifecycle controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"nodelifecycle", nlc.Run})
 
 	gc := garbagecollector.New(m.log, client.Discovery(), meta, dyn)
 	m.runners = append(m.runners, runner{"garbagecollector", gc.Run})

@@ -372,4 +372,170 @@ func TestControllers(t *testing.T) {
 		}
 	})
 
+	t.Run("service endpoints follow pod readiness", func(t *testing.T) {
+		c.MustKubectl(t, deploymentYAML("backend", "default", "1.36", 2, 1, 0), "apply", "-f", "-")
+		waitDeploymentAvailable(t, client, "default", "backend", 2)
+		c.MustKubectl(t, "", "expose", "deployment", "backend", "--port=80", "--target-port=8080")
+		pods := ownedPods(t, client, "default", "backend")
+		endpointIPs := func() (ready, notReady []string, err error) {
+			ep, err := client.CoreV1().Endpoints("default").Get(ctx, "backend", metav1.GetOptions{})
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, s := range ep.Subsets {
+				for _, p := range s.Ports {
+					if p.Port != 8080 {
+						return nil, nil, fmt.Errorf("port %d, want 8080", p.Port)
+					}
+				}
+				for _, a := range s.Addresses {
+					ready = append(ready, a.IP)
+				}
+				for _, a := range s.NotReadyAddresses {
+					notReady = append(notReady, a.IP)
+				}
+			}
+			return ready, notReady, nil
+		}
+		Eventually(t, time.Minute, "both pods ready in the endpoints", func() error {
+			ready, notReady, err := endpointIPs()
+			if err != nil || len(ready) != 2 || len(notReady) != 0 {
+				return fmt.Errorf("ready %v, not ready %v, %v", ready, notReady, err)
+			}
+			return nil
+		})
+		setReady := func(status string) {
+			patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q}]}}`, status)
+			c.MustKubectl(t, "", "patch", "pod", pods[0].Name, "--subresource=status", "--type=strategic", "-p", patch)
+		}
+		setReady("False")
+		Eventually(t, time.Minute, "the not-ready pod under notReadyAddresses", func() error {
+			ready, notReady, err := endpointIPs()
+			if err != nil || len(ready) != 1 || len(notReady) != 1 || notReady[0] != pods[0].Status.PodIP {
+				return fmt.Errorf("ready %v, not ready %v, %v", ready, notReady, err)
+			}
+			return nil
+		})
+		setReady("True")
+		Eventually(t, time.Minute, "the pod back under addresses", func() error {
+			ready, notReady, err := endpointIPs()
+			if err != nil || len(ready) != 2 || len(notReady) != 0 {
+				return fmt.Errorf("ready %v, not ready %v, %v", ready, notReady, err)
+			}
+			return nil
+		})
+		Eventually(t, time.Minute, "an EndpointSlice for the service", func() error {
+			slices, err := client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=backend"})
+			if err != nil {
+				return err
+			}
+			if len(slices.Items) != 1 || len(slices.Items[0].Endpoints) != 2 {
+				return fmt.Errorf("slices %+v", slices.Items)
+			}
+			return nil
+		})
+		c.MustKubectl(t, "", "scale", "deployment/backend", "--replicas=0")
+		Eventually(t, time.Minute, "no addresses once scaled to zero", func() error {
+			ready, notReady, err := endpointIPs()
+			if err != nil || len(ready)+len(notReady) != 0 {
+				return fmt.Errorf("ready %v, not ready %v, %v", ready, notReady, err)
+			}
+			return nil
+		})
+	})
+}
+
+// TestNodeLifecycle registers a node whose agent never heartbeats: past
+// the grace period it becomes Ready=Unknown with the unreachable taints,
+// its pods are evicted when their tolerationSeconds run out, and the taints
+// go when it reports Ready again.
+func TestNodeLifecycle(t *testing.T) {
+	c := NewCluster(t, "--node-runtime", "none", "--simulated-nodes", "1", "--node-monitor-grace-period", "20s")
+	client := c.Client
+	ctx := context.Background()
+	c.MustKubectl(t, `apiVersion: v1
+kind: Node
+metadata: {name: ghost, labels: {kubernetes.io/hostname: ghost}}
+spec:
+  taints: [{key: example.com/ghost, effect: NoSchedule}]
+`, "apply", "-f", "-")
+	setReady := func() {
+		now := time.Now().UTC().Format(time.RFC3339)
+		patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now)
+		c.MustKubectl(t, "", "patch", "node", "ghost", "--subresource=status", "--type=strategic", "-p", patch)
+	}
+	setReady()
+	podYAML := func(name, seconds string) string {
+		toleration := ""
+		if seconds != "" {
+			toleration = ", tolerationSeconds: " + seconds
+		}
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  nodeName: ghost
+  tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute%s}]
+  containers: [{name: main, image: busybox}]
+`, name, toleration)
+	}
+	c.MustKubectl(t, podYAML("short", "2"), "apply", "-f", "-")
+	c.MustKubectl(t, podYAML("forever", ""), "apply", "-f", "-")
+
+	Eventually(t, 2*time.Minute, "ghost unreachable", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "ghost", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ready := ""
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == v1.NodeReady {
+				ready = string(cond.Status) + " " + cond.Reason
+			}
+		}
+		taints := map[string]bool{}
+		for _, tn := range n.Spec.Taints {
+			taints[tn.Key+":"+string(tn.Effect)] = true
+		}
+		if ready != "Unknown NodeStatusUnknown" || !taints["node.kubernetes.io/unreachable:NoExecute"] || !taints["node.kubernetes.io/unreachable:NoSchedule"] || !taints["example.com/ghost:NoSchedule"] {
+			return fmt.Errorf("ready %q, taints %v", ready, taints)
+		}
+		return nil
+	})
+	Eventually(t, time.Minute, "the pod with tolerationSeconds 2 evicted", func() error {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "short", metav1.GetOptions{})
+		if err != nil || p.DeletionTimestamp == nil {
+			return fmt.Errorf("pod %v, %v", p.DeletionTimestamp, err)
+		}
+		return nil
+	})
+	if p, err := client.CoreV1().Pods("default").Get(ctx, "forever", metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
+		t.Fatalf("the pod tolerating for ever was evicted: %v", err)
+	}
+	out := c.MustKubectl(t, "", "get", "events", "--field-selector", "reason=TaintManagerEviction")
+	if !strings.Contains(out, "Marking for deletion Pod default/short") {
+		t.Fatalf("no TaintManagerEviction event:\n%s", out)
+	}
+	setReady()
+	Eventually(t, time.Minute, "unreachable taints gone", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "ghost", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, tn := range n.Spec.Taints {
+			if tn.Key == v1.TaintNodeUnreachable {
+				return fmt.Errorf("taints %v", n.Spec.Taints)
+			}
+		}
+		return nil
+	})
+	n, err := client.CoreV1().Nodes().Get(ctx, "sim-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range n.Spec.Taints {
+		if tn.Key == v1.TaintNodeUnreachable || tn.Key == v1.TaintNodeNotReady {
+			t.Fatalf("the heartbeating node sim-1 got taint %v", tn)
+		}
+	}
 }

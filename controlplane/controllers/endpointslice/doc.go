@@ -1,0 +1,9 @@
+// Package endpointslice is the EndpointSlice controller: for every
+// Service with a selector it keeps discovery.k8s.io/v1 EndpointSlices
+// (labelled kubernetes.io/service-name and managed-by
+// endpointslice-controller.k8s.io, owned by the Service) listing the
+// selected pods with their ready, serving and terminating conditions, at
+// most MaxEndpointsPerSlice per slice, one set of slices per distinct
+// port mapping. It reads Services, pods and EndpointSlices through
+// informers and writes EndpointSlices through the API.
+package endpointslice
