@@ -348,3 +348,14 @@ type AdmissionNote struct {
 	Plugin string
 	Result string
 }
+
+// PageLogin is the login form.
+const PageLogin Page = "login"
+
+// Login is the dashboard's token form.
+type Login struct {
+	CSRFToken string
+	// Next is the dashboard path to return to.
+	Next  string
+	Error string
+}

@@ -33,6 +33,11 @@ type Config struct {
 	Logger     *slog.Logger
 	// Mode is the node runtime shown in the header: "containerd" or "simulated".
 	Mode string
+	// LoginToken, when set, is asked for at /login before any page, the
+	// websocket or the apply form is served (a browser keeps a digest of it
+	// in a cookie; scripts may send it as a bearer token). It must be set
+	// whenever the dashboard listens beyond loopback (see IsLoopback).
+	LoginToken string
 }
 
 // Dashboard serves the pages and runs the websocket hub.
@@ -65,7 +70,8 @@ func New(cfg Config) (*Dashboard, error) {
 }
 
 // Register adds every dashboard route to e: the pages, the websocket at /ws
-// and the embedded assets under /static/.
+// and the embedded assets under /static/. With a login token, everything
+// but /login and /static/ requires it.
 func (d *Dashboard) Register(e *echo.Echo) {
 	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:" + csrfField,
@@ -75,15 +81,18 @@ func (d *Dashboard) Register(e *echo.Echo) {
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteStrictMode,
 	})
-	e.GET("/", d.overview)
-	e.GET("/apply", d.applyForm, csrf)
-	e.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
-	e.GET("/objects/:resource/:name", d.object)
-	e.GET("/objects/:resource/:namespace/:name", d.object)
-	e.GET("/etcd", d.etcd)
-	e.GET("/requests", d.requests)
-	e.GET("/ws", d.serveWS)
+	e.GET("/login", d.loginForm, csrf)
+	e.POST("/login", d.loginSubmit, middleware.BodyLimit(64<<10), csrf)
 	e.StaticFS("/static/", static.FS)
+	g := e.Group("", d.requireLogin)
+	g.GET("/", d.overview)
+	g.GET("/apply", d.applyForm, csrf)
+	g.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
+	g.GET("/objects/:resource/:name", d.object)
+	g.GET("/objects/:resource/:namespace/:name", d.object)
+	g.GET("/etcd", d.etcd)
+	g.GET("/requests", d.requests)
+	g.GET("/ws", d.serveWS)
 }
 
 // Run runs the websocket hub: one storage watch and one audit subscription

@@ -10,4 +10,4 @@ const pages = { overview, object: objectPage, etcd: etcdPage, requests: requests
 const stream = new Stream();
 const page = pages[document.body.dataset.page];
 if (page) page(stream);
-stream.start();
+if (document.body.dataset.page !== "login") stream.start();

@@ -197,6 +197,54 @@ func TestDashboardTeaches(t *testing.T) {
 		}
 		webtest.Screenshot(t, form, filepath.Join(out, "timeline.png"))
 	})
+
+	t.Run("hostile text renders as text on every page", func(t *testing.T) {
+		const hostile = `<img src=x onerror=window.__xss=1>`
+		ctx := context.Background()
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "hostile", Namespace: "default", Annotations: map[string]string{"note": hostile}},
+			Data:       map[string]string{"html": hostile},
+		}
+		if _, err := c.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			c.Client.CoreV1().ConfigMaps("default").Delete(context.Background(), "hostile", metav1.DeleteOptions{})
+		})
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "seed-mypod.hostile", Namespace: "default"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "seed-mypod", UID: pod.UID},
+			Reason:         "Hostile", Message: hostile, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "e2e"},
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+		}
+		if _, err := c.Client.CoreV1().Events("default").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pages := []struct {
+			path  string
+			shown bool
+		}{
+			{"/", true},
+			{"/requests", false},
+			{"/etcd?key=/registry/configmaps/default/hostile", true},
+			{"/objects/configmaps/default/hostile", true},
+			{"/objects/pods/default/seed-mypod", true},
+		}
+		for _, p := range pages {
+			path := p.path
+			webtest.Navigate(t, form, c.WebURL+path)
+			webtest.WaitFor(t, form, `document.getElementById("conn").dataset.state === "live"`)
+			if p.shown {
+				webtest.WaitFor(t, form, `document.body.textContent.includes(`+webtest.JSString(hostile)+`)`)
+			}
+			if n := webtest.Eval[int](t, form, `document.querySelectorAll("img").length`); n != 0 {
+				t.Errorf("%s has %d <img> elements", path, n)
+			}
+			if webtest.Eval[bool](t, form, `window.__xss === 1`) {
+				t.Errorf("%s ran the hostile handler", path)
+			}
+		}
+	})
 }
 
 // newTab opens a second tab in the browser of parent.
