@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 // newSchedulerCommand runs the scheduler as its own process against any API
 // server it has a kubeconfig for.
 func newSchedulerCommand() *cobra.Command {
-	var kubeconfig, name string
+	var kubeconfig, name, configPath string
+	var leaderElect bool
 	cmd := &cobra.Command{
 		Use:   "scheduler",
 		Short: "Run the scheduler as its own process",
@@ -31,7 +33,15 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := scheduler.New(scheduler.Config{SchedulerName: name}, client)
+			sc, err := schedulerConfig(configPath, slog.Default(), "")
+			if err != nil {
+				return err
+			}
+			sc.SchedulerName = name
+			if cmd.Flags().Changed("leader-elect") || configPath == "" {
+				sc.LeaderElection.LeaderElect = leaderElect
+			}
+			s, err := scheduler.New(sc, client)
 			if err != nil {
 				return err
 			}
@@ -39,7 +49,9 @@ func newSchedulerCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the scheduler's identity")
-	cmd.Flags().StringVar(&name, "scheduler-name", "default-scheduler", "the spec.schedulerName this scheduler serves")
+	cmd.Flags().StringVar(&name, "scheduler-name", "default-scheduler", "the spec.schedulerName this scheduler serves (without --config)")
+	cmd.Flags().StringVar(&configPath, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1): profiles, plugins, weights, args, leader election")
+	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "schedule only while holding the Lease kube-system/kube-scheduler")
 	return cmd
 }
 

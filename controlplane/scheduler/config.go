@@ -42,6 +42,12 @@ type Config struct {
 	// Plugins is the profile's enabled plugins in order (default
 	// DefaultPlugins()).
 	Plugins []framework.PluginRef
+	// Profiles, when set, replace SchedulerName and Plugins: one profile
+	// per spec.schedulerName, sharing the queue (sorted by the first
+	// profile's queue sort plugin), the cache and the events broadcaster.
+	Profiles []Profile
+	// LeaderElection makes Run schedule only while it holds the Lease.
+	LeaderElection LeaderElection
 	// Registry adds out-of-tree plugin factories to the in-tree ones.
 	Registry framework.Registry
 	// PercentageOfNodesToScore limits how many feasible nodes a cycle looks
@@ -80,6 +86,14 @@ func DefaultPlugins() []framework.PluginRef {
 	}
 }
 
+// Profile is one scheduling profile.
+type Profile struct {
+	SchedulerName string
+	Plugins       []framework.PluginRef
+	// DisablePreemption turns the DefaultPreemption PostFilter off.
+	DisablePreemption bool
+}
+
 func (c Config) withDefaults() Config {
 	if c.SchedulerName == "" {
 		c.SchedulerName = DefaultSchedulerName
@@ -93,6 +107,10 @@ func (c Config) withDefaults() Config {
 	if c.Plugins == nil {
 		c.Plugins = DefaultPlugins()
 	}
+	if len(c.Profiles) == 0 {
+		c.Profiles = []Profile{{SchedulerName: c.SchedulerName, Plugins: c.Plugins}}
+	}
+	c.LeaderElection = c.LeaderElection.withDefaults()
 	if c.DecisionHistory <= 0 {
 		c.DecisionHistory = DefaultDecisionHistory
 	}

@@ -54,7 +54,7 @@ type preemptionResult struct {
 // sum of victim priorities, then the fewest victims, then the latest start
 // of the highest-priority victims. The victims are deleted after they get a
 // DisruptionTarget condition and a Preempted event.
-func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) preemptionResult {
+func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) preemptionResult {
 	if ok, msg := s.podEligibleToPreemptOthers(pod); !ok {
 		return preemptionResult{message: "preemption: " + msg}
 	}
@@ -76,7 +76,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, po
 		if len(candidates) >= limit {
 			break
 		}
-		victims, st := s.selectVictimsOnNode(ctx, state, pod, priority, node)
+		victims, st := s.selectVictimsOnNode(ctx, prof.fwk, state, pod, priority, node)
 		if !st.IsSuccess() {
 			statuses[node] = st
 			continue
@@ -88,7 +88,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, po
 		return preemptionResult{message: "preemption: " + inner.Error()}
 	}
 	best := pickOneNodeForPreemption(candidates)
-	if err := s.evictVictims(ctx, pod, best); err != nil {
+	if err := s.evictVictims(ctx, prof, pod, best); err != nil {
 		s.log.Error("failed to preempt", "pod", pod.Namespace+"/"+pod.Name, "node", best.node, "err", err)
 		return preemptionResult{message: "preemption: " + err.Error()}
 	}
@@ -117,7 +117,7 @@ func (s *Scheduler) podEligibleToPreemptOthers(pod *v1.Pod) (bool, string) {
 
 // selectVictimsOnNode finds the fewest, least important pods to evict from
 // node so that pod fits.
-func (s *Scheduler) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, priority int32, node string) ([]*v1.Pod, *framework.Status) {
+func (s *Scheduler) selectVictimsOnNode(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, priority int32, node string) ([]*v1.Pod, *framework.Status) {
 	orig, err := s.snapshot.Get(node)
 	if err != nil {
 		return nil, framework.AsStatus(err)
@@ -135,14 +135,14 @@ func (s *Scheduler) selectVictimsOnNode(ctx context.Context, state *framework.Cy
 	if len(potential) == 0 {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
 	}
-	if st := s.fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
+	if st := fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
 		return nil, st
 	}
 	sort.SliceStable(potential, func(i, j int) bool { return moreImportantPod(potential[i], potential[j]) })
 	var victims []*v1.Pod
 	for _, p := range potential {
 		ni.AddPod(p)
-		if st := s.fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
+		if st := fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
 			if err := ni.RemovePod(p); err != nil {
 				return nil, framework.AsStatus(err)
 			}
@@ -222,7 +222,7 @@ func pickOneNodeForPreemption(cs []candidate) candidate {
 
 // evictVictims marks each victim with the DisruptionTarget condition,
 // records a Preempted event on it and deletes it.
-func (s *Scheduler) evictVictims(ctx context.Context, preemptor *v1.Pod, c candidate) error {
+func (s *Scheduler) evictVictims(ctx context.Context, prof *profile, preemptor *v1.Pod, c candidate) error {
 	schedulerName := preemptor.Spec.SchedulerName
 	if schedulerName == "" {
 		schedulerName = DefaultSchedulerName
@@ -242,7 +242,7 @@ func (s *Scheduler) evictVictims(ctx context.Context, preemptor *v1.Pod, c candi
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("failed to delete victim %q: %w", victim.Namespace+"/"+victim.Name, err)
 		}
-		s.recorder.Eventf(victim, v1.EventTypeNormal, ReasonPreempted, "Preempted by pod %v on node %v", preemptor.UID, c.node)
+		prof.recorder.Eventf(victim, v1.EventTypeNormal, ReasonPreempted, "Preempted by pod %v on node %v", preemptor.UID, c.node)
 		s.log.Info("preempted pod", "victim", victim.Namespace+"/"+victim.Name, "preemptor", preemptor.Namespace+"/"+preemptor.Name, "node", c.node)
 	}
 	return nil

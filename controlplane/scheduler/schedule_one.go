@@ -38,7 +38,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	pod := pi.Pod
 	key := pod.Namespace + "/" + pod.Name
 	cycle := s.queue.SchedulingCycle()
-	if s.skipPodSchedule(pod) {
+	prof := s.profileFor(pod)
+	if prof == nil || s.skipPodSchedule(prof, pod) {
 		s.queue.Done(pod)
 		return
 	}
@@ -47,22 +48,22 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key}
 	state := framework.NewCycleState()
 	s.cache.UpdateSnapshot(s.snapshot)
-	host, err := s.schedulePod(ctx, state, pod, &d)
+	host, err := s.schedulePod(ctx, prof.fwk, state, pod, &d)
 	if err != nil {
 		var fitErr *framework.FitError
-		if errors.As(err, &fitErr) {
-			r := s.preempt(ctx, state, pod, fitErr)
+		if errors.As(err, &fitErr) && !prof.disablePreemption {
+			r := s.preempt(ctx, prof, state, pod, fitErr)
 			fitErr.Diagnosis.PostFilterMsg = r.message
 			explainPreemption(&d, r)
 		}
-		s.handleSchedulingFailure(ctx, pi, cycle, err, d)
+		s.handleSchedulingFailure(ctx, prof, pi, cycle, err, d)
 		return
 	}
 
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = host
 	if err := s.cache.AssumePod(assumed); err != nil {
-		s.handleSchedulingFailure(ctx, pi, cycle, err, d)
+		s.handleSchedulingFailure(ctx, prof, pi, cycle, err, d)
 		return
 	}
 	d.Node = host
@@ -71,15 +72,15 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
-		s.bind(ctx, pi, cycle, assumed, d)
+		s.bind(ctx, prof, pi, cycle, assumed, d)
 	}()
 }
 
 // skipPodSchedule reports whether the popped pod must not be scheduled:
 // it is being deleted, or it is already assumed onto a node.
-func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
+func (s *Scheduler) skipPodSchedule(prof *profile, pod *v1.Pod) bool {
 	if pod.DeletionTimestamp != nil {
-		s.recorder.Eventf(pod, v1.EventTypeWarning, ReasonFailedScheduling, "skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
+		prof.recorder.Eventf(pod, v1.EventTypeWarning, ReasonFailedScheduling, "skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
 		return true
 	}
 	return s.cache.IsAssumedPod(pod)
@@ -87,7 +88,7 @@ func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
 
 // schedulePod finds the node for the pod, recording every step in d. It
 // returns a *framework.FitError when no node fits.
-func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, d *explain.Decision) (string, error) {
+func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, d *explain.Decision) (string, error) {
 	nodes := s.snapshot.List()
 	d.Nodes = len(nodes)
 	if len(nodes) == 0 {
@@ -95,7 +96,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	}
 	diagnosis := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
 
-	if st := s.fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+	if st := fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
 		if !st.IsRejected() {
 			return "", fmt.Errorf("running PreFilter plugin %q: %w", st.Plugin(), st.AsError())
 		}
@@ -108,7 +109,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 
-	results, err := s.fwk.FilterNodes(ctx, state, pod, nodes, s.nextStartNodeIndex, s.numFeasibleNodesToFind(len(nodes)))
+	results, err := fwk.FilterNodes(ctx, state, pod, nodes, s.nextStartNodeIndex, s.numFeasibleNodesToFind(len(nodes)))
 	if err != nil {
 		return "", err
 	}
@@ -133,10 +134,10 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		return feasible[0].Node().Name, nil
 	}
 
-	if st := s.fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+	if st := fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
 		return "", fmt.Errorf("running PreScore plugin %q: %w", st.Plugin(), st.AsError())
 	}
-	scores, st := s.fwk.RunScorePlugins(ctx, state, pod, feasible)
+	scores, st := fwk.RunScorePlugins(ctx, state, pod, feasible)
 	if !st.IsSuccess() {
 		return "", fmt.Errorf("running Score plugin %q: %w", st.Plugin(), st.AsError())
 	}
@@ -184,7 +185,7 @@ func (s *Scheduler) numFeasibleNodesToFind(numAllNodes int) int {
 
 // bind posts the Binding with the decision attached, then reports the
 // outcome as an event.
-func (s *Scheduler) bind(ctx context.Context, pi *framework.QueuedPodInfo, cycle int64, assumed *v1.Pod, d explain.Decision) {
+func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.QueuedPodInfo, cycle int64, assumed *v1.Pod, d explain.Decision) {
 	key := assumed.Namespace + "/" + assumed.Name
 	d.Message = fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
 	binding := &v1.Binding{
@@ -205,19 +206,19 @@ func (s *Scheduler) bind(ctx context.Context, pi *framework.QueuedPodInfo, cycle
 			s.log.Error("failed to forget assumed pod", "pod", key, "err", ferr)
 		}
 		d.Node = ""
-		s.handleSchedulingFailure(ctx, pi, cycle, fmt.Errorf("binding rejected: %w", err), d)
+		s.handleSchedulingFailure(ctx, prof, pi, cycle, fmt.Errorf("binding rejected: %w", err), d)
 		return
 	}
 	s.decisions.record(d)
 	s.queue.Done(assumed)
-	s.recorder.Eventf(assumed, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
+	prof.recorder.Eventf(assumed, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
 	s.log.Debug("pod bound", "pod", key, "node", d.Node, "attempt", d.Attempt)
 }
 
 // handleSchedulingFailure records the failed decision, requeues the pod,
 // and reports the failure as a FailedScheduling event and the pod's
 // PodScheduled=False condition.
-func (s *Scheduler) handleSchedulingFailure(ctx context.Context, pi *framework.QueuedPodInfo, cycle int64, err error, d explain.Decision) {
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, prof *profile, pi *framework.QueuedPodInfo, cycle int64, err error, d explain.Decision) {
 	pod := pi.Pod
 	key := pod.Namespace + "/" + pod.Name
 	reason := v1.PodReasonSchedulerError
@@ -251,7 +252,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, pi *framework.Q
 	}
 	s.queue.AddUnschedulableIfNotPresent(pi, cycle, rejected)
 
-	s.recorder.Event(cached, v1.EventTypeWarning, ReasonFailedScheduling, truncateMessage(msg))
+	prof.recorder.Event(cached, v1.EventTypeWarning, ReasonFailedScheduling, truncateMessage(msg))
 	if err := s.setPodScheduledFalse(ctx, cached, reason, msg, d.NominatedNode); err != nil {
 		s.log.Error("failed to update pod condition", "pod", key, "condition", v1.PodScheduled, "err", err)
 	}

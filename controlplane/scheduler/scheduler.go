@@ -34,12 +34,11 @@ type Scheduler struct {
 
 	informers   informers.SharedInformerFactory
 	podLister   corelisters.PodLister
-	fwk         *framework.Framework
+	profiles    map[string]*profile
 	cache       *cache.Cache
 	snapshot    *cache.Snapshot
 	queue       *queue.PriorityQueue
 	broadcaster record.EventBroadcaster
-	recorder    record.EventRecorder
 	decisions   *decisionStore
 
 	// rng and nextStartNodeIndex are used by the scheduling loop only.
@@ -53,6 +52,14 @@ type Scheduler struct {
 	started atomic.Bool
 	ready   chan struct{}
 	binds   sync.WaitGroup
+}
+
+// profile is one profile at run time: its framework and the recorder of
+// events from its scheduler name.
+type profile struct {
+	fwk               *framework.Framework
+	recorder          record.EventRecorder
+	disablePreemption bool
 }
 
 // frameworkHandle is what plugins get from the scheduler.
@@ -86,19 +93,30 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 	if err := registry.Merge(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
 	}
-	profile := framework.Profile{SchedulerName: cfg.SchedulerName, Plugins: cfg.Plugins}
-	fwk, err := framework.NewFramework(context.Background(), registry, profile, &frameworkHandle{client: client, snapshot: s.snapshot}, cfg.Parallelism)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
+	s.broadcaster = record.NewBroadcaster()
+	s.profiles = map[string]*profile{}
+	var queueSort func(a, b *framework.QueuedPodInfo) bool
+	for _, p := range cfg.Profiles {
+		if _, dup := s.profiles[p.SchedulerName]; dup {
+			return nil, fmt.Errorf("failed to create scheduler: profile %q is defined twice", p.SchedulerName)
+		}
+		fwk, err := framework.NewFramework(context.Background(), registry, framework.Profile{SchedulerName: p.SchedulerName, Plugins: p.Plugins}, &frameworkHandle{client: client, snapshot: s.snapshot}, cfg.Parallelism)
+		if err != nil {
+			return nil, fmt.Errorf("failed to create scheduler %q: %w", p.SchedulerName, err)
+		}
+		if queueSort == nil {
+			queueSort = fwk.QueueSortLess()
+		}
+		s.profiles[p.SchedulerName] = &profile{
+			fwk:               fwk,
+			recorder:          s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: p.SchedulerName}),
+			disablePreemption: p.DisablePreemption,
+		}
 	}
-	s.fwk = fwk
-	s.queue = queue.New(fwk.QueueSortLess(), queue.Options{
+	s.queue = queue.New(queueSort, queue.Options{
 		PodInitialBackoff: cfg.PodInitialBackoff,
 		PodMaxBackoff:     cfg.PodMaxBackoff,
 	})
-
-	s.broadcaster = record.NewBroadcaster()
-	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.SchedulerName})
 
 	s.informers = informers.NewSharedInformerFactory(client, 0)
 	if err := s.addEventHandlers(); err != nil {
@@ -138,29 +156,39 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return errors.New("failed to deliver the initial lists to the event handlers")
 	}
 	close(s.ready)
-	s.log.Info("scheduler started", "plugins", s.fwk.FilterPluginNames(), "parallelism", s.cfg.Parallelism)
-
-	go s.queue.Run(ctx)
-	for {
-		pi := s.queue.Pop()
-		if pi == nil {
-			break
-		}
-		s.scheduleOne(ctx, pi)
+	for name, p := range s.profiles {
+		s.log.Info("scheduler started", "profile", name, "filters", p.fwk.FilterPluginNames(), "parallelism", s.cfg.Parallelism)
 	}
-	s.binds.Wait()
+
+	schedule := func(ctx context.Context) {
+		go s.queue.Run(ctx)
+		for {
+			pi := s.queue.Pop()
+			if pi == nil {
+				break
+			}
+			s.scheduleOne(ctx, pi)
+		}
+		s.binds.Wait()
+	}
+	if !s.cfg.LeaderElection.LeaderElect {
+		schedule(ctx)
+		s.log.Info("scheduler stopped")
+		return nil
+	}
+	err := s.runWithLeaderElection(ctx, schedule)
 	s.log.Info("scheduler stopped")
-	return nil
+	return err
 }
 
-// responsibleForPod reports whether the pod names this scheduler (an empty
-// name means the default scheduler).
-func (s *Scheduler) responsibleForPod(pod *v1.Pod) bool {
+// profileFor returns the profile the pod names (an empty name means the
+// default scheduler), or nil when this scheduler is not responsible.
+func (s *Scheduler) profileFor(pod *v1.Pod) *profile {
 	name := pod.Spec.SchedulerName
 	if name == "" {
 		name = DefaultSchedulerName
 	}
-	return name == s.cfg.SchedulerName
+	return s.profiles[name]
 }
 
 func podFromObj(obj interface{}) (*v1.Pod, bool) {
@@ -232,7 +260,7 @@ func (s *Scheduler) addEventHandlers() error {
 	reg, err = podInformer.Informer().AddEventHandler(toolscache.FilteringResourceEventHandler{
 		FilterFunc: func(obj interface{}) bool {
 			pod, ok := podFromObj(obj)
-			return ok && pod.Spec.NodeName == "" && !isTerminal(pod) && s.responsibleForPod(pod)
+			return ok && pod.Spec.NodeName == "" && !isTerminal(pod) && s.profileFor(pod) != nil
 		},
 		Handler: toolscache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj interface{}) {

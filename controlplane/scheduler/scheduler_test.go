@@ -110,6 +110,13 @@ func startScheduler(t *testing.T, client *fake.Clientset) *Scheduler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runScheduler(t, s)
+	return s
+}
+
+// runScheduler runs s until the test ends and waits for it to be ready.
+func runScheduler(t *testing.T, s *Scheduler) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -126,7 +133,6 @@ func startScheduler(t *testing.T, client *fake.Clientset) *Scheduler {
 	case <-time.After(30 * time.Second):
 		t.Fatal("scheduler not ready after 30s")
 	}
-	return s
 }
 
 // eventually polls cond until it holds or a generous deadline passes.

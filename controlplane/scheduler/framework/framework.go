@@ -65,7 +65,7 @@ func NewFramework(ctx context.Context, registry Registry, profile Profile, h Han
 		if ps, ok := p.(PreScorePlugin); ok {
 			f.preScore = append(f.preScore, ps)
 		}
-		if sp, ok := p.(ScorePlugin); ok {
+		if sp, ok := p.(ScorePlugin); ok && !ref.DisableScore {
 			weight := ref.Weight
 			if weight == 0 {
 				weight = 1

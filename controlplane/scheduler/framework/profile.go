@@ -11,6 +11,9 @@ type PluginRef struct {
 	Weight int64
 	// Args are the plugin's arguments; nil means its defaults.
 	Args runtime.Object
+	// DisableScore keeps a score plugin out of scoring while its other
+	// extension points still run.
+	DisableScore bool
 }
 
 // Profile is a named set of enabled plugins, like one entry of
