@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,10 @@ type podWorker struct {
 	podIP string
 	// sandboxReady is set once the runtime prepared the pod.
 	sandboxReady bool
+	// volumes maps the pod's volumes to their host paths once prepared.
+	volumes map[string]string
+	// mountError is the last volume failure reported, to report it once.
+	mountError string
 	// waiting says why a container is not running (ErrImagePull,
 	// ImagePullBackOff, CrashLoopBackOff, ...), by container name.
 	waiting map[string]waitingReason
@@ -157,6 +162,18 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		return
 	}
 	w.podIP, w.sandboxReady = ip, true
+	if err := a.prepareVolumes(ctx, w, pod); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if err.Error() != w.mountError {
+			w.mountError = err.Error()
+			a.recorder.Event(podRef(pod), corev1.EventTypeWarning, "FailedMount", err.Error())
+		}
+		a.postStatus(ctx, w, pod, nil, true, false)
+		return
+	}
+	w.mountError = ""
 	byName, err := a.containersByName(ctx, w.uid)
 	if err != nil {
 		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
@@ -243,7 +260,18 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 		w.waiting[c.Name] = waitingReason{"CreateContainerError", b.err}
 		return
 	}
-	id, err := a.cfg.Runtime.CreateContainer(ctx, spec, a.containerSpec(w, pod, c, attempt))
+	cspec, err := a.containerSpec(ctx, w, pod, c, attempt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if w.waiting[c.Name].message != err.Error() {
+			a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		}
+		w.waiting[c.Name] = waitingReason{"CreateContainerConfigError", err.Error()}
+		return
+	}
+	id, err := a.cfg.Runtime.CreateContainer(ctx, spec, cspec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -444,25 +472,46 @@ func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
 	return spec
 }
 
-// containerSpec resolves a pod container for the runtime: env values
-// (literal and the common fieldRefs) and resource limits.
-func (a *Agent) containerSpec(w *podWorker, pod *corev1.Pod, c corev1.Container, attempt int) runtime.ContainerSpec {
-	env := make([]string, 0, len(c.Env))
-	for _, e := range c.Env {
-		v := e.Value
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-			v = a.fieldRefValue(w, pod, e.ValueFrom.FieldRef.FieldPath)
-		}
-		env = append(env, e.Name+"="+v)
+// containerSpec resolves a pod container for the runtime: its
+// environment, volume mounts, securityContext and resource limits.
+func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, attempt int) (runtime.ContainerSpec, error) {
+	env, err := a.resolveEnv(ctx, w, pod, c)
+	if err != nil {
+		return runtime.ContainerSpec{}, err
+	}
+	mounts, err := mountsFor(w, pod, c)
+	if err != nil {
+		return runtime.ContainerSpec{}, err
 	}
 	spec := runtime.ContainerSpec{
 		Name:       c.Name,
 		Image:      c.Image,
-		Command:    c.Command,
-		Args:       c.Args,
+		Command:    expandArgs(c.Command, env),
+		Args:       expandArgs(c.Args, env),
 		Env:        env,
 		WorkingDir: c.WorkingDir,
 		Attempt:    attempt,
+		Mounts:     mounts,
+	}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		spec.RunAsUser, spec.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			spec.RunAsUser = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			spec.RunAsGroup = sc.RunAsGroup
+		}
+		spec.ReadOnlyRootFS = ptr.Deref(sc.ReadOnlyRootFilesystem, false)
+		if sc.Capabilities != nil {
+			for _, c := range sc.Capabilities.Add {
+				spec.AddCapabilities = append(spec.AddCapabilities, string(c))
+			}
+			for _, c := range sc.Capabilities.Drop {
+				spec.DropCapabilities = append(spec.DropCapabilities, string(c))
+			}
+		}
 	}
 	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 		spec.CPUMillis = q.MilliValue()
@@ -473,7 +522,25 @@ func (a *Agent) containerSpec(w *podWorker, pod *corev1.Pod, c corev1.Container,
 	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		spec.MemoryBytes = q.Value()
 	}
-	return spec
+	return spec, nil
+}
+
+// expandArgs replaces $(NAME) in command and args with the container's
+// environment, as kubelet does.
+func expandArgs(args []string, env []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	vals := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = expandEnv(a, vals)
+	}
+	return out
 }
 
 // fieldRefValue resolves the downward-API fields kubelet resolves itself.
@@ -493,9 +560,14 @@ func (a *Agent) fieldRefValue(w *podWorker, pod *corev1.Pod, path string) string
 		return a.nodeIP
 	case "status.podIP":
 		return a.podIP(w, pod)
-	default:
-		return ""
 	}
+	if key, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
+		return pod.Labels[strings.TrimSuffix(key, "']")]
+	}
+	if key, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
+		return pod.Annotations[strings.TrimSuffix(key, "']")]
+	}
+	return ""
 }
 
 // podRef refers to the pod in events.

@@ -318,6 +318,18 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 	if spec.MemoryBytes > 0 {
 		opts = append(opts, oci.WithMemoryLimit(uint64(spec.MemoryBytes)))
 	}
+	opts = append(opts, securityOpts(spec)...)
+	if len(spec.Mounts) > 0 {
+		mounts := make([]specs.Mount, 0, len(spec.Mounts))
+		for _, m := range spec.Mounts {
+			mode := "rw"
+			if m.ReadOnly {
+				mode = "ro"
+			}
+			mounts = append(mounts, specs.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: []string{"rbind", "rprivate", mode}})
+		}
+		opts = append(opts, oci.WithMounts(mounts))
+	}
 	if c.hostNetwork(pod) {
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	} else {
@@ -368,6 +380,46 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 	}
 	return id, nil
 }
+
+// securityOpts applies the container's securityContext.
+func securityOpts(spec ContainerSpec) []oci.SpecOpts {
+	var opts []oci.SpecOpts
+	if spec.RunAsUser != nil || spec.RunAsGroup != nil {
+		uid, gid := uint32(0), uint32(0)
+		if spec.RunAsUser != nil {
+			uid = uint32(*spec.RunAsUser)
+			gid = uid
+		}
+		if spec.RunAsGroup != nil {
+			gid = uint32(*spec.RunAsGroup)
+		}
+		opts = append(opts, oci.WithUIDGID(uid, gid))
+	}
+	if spec.ReadOnlyRootFS {
+		opts = append(opts, oci.WithRootFSReadonly())
+	}
+	capNames := func(in []string) (names []string, all bool) {
+		for _, c := range in {
+			if strings.EqualFold(c, "ALL") {
+				all = true
+			}
+			names = append(names, "CAP_"+strings.ToUpper(strings.TrimPrefix(c, "CAP_")))
+		}
+		return names, all
+	}
+	if drop, all := capNames(spec.DropCapabilities); all {
+		opts = append(opts, oci.WithCapabilities([]string{}))
+	} else if len(drop) > 0 {
+		opts = append(opts, oci.WithDroppedCapabilities(drop))
+	}
+	if add, _ := capNames(spec.AddCapabilities); len(add) > 0 {
+		opts = append(opts, oci.WithAddedCapabilities(add))
+	}
+	return opts
+}
+
+// PodDir is the pod's directory on the node (logs, volumes).
+func (c *Containerd) PodDir(podUID string) string { return filepath.Join(c.cfg.StateDir, podUID) }
 
 // LogPath returns the file that holds a pod container instance's output.
 func (c *Containerd) LogPath(podUID, container string, attempt int) string {

@@ -112,6 +112,22 @@ type ContainerSpec struct {
 	MemoryBytes int64
 	// Attempt counts the instances of this container in the pod (0 first).
 	Attempt int
+	// Mounts are bind mounts of host paths (the pod's volumes).
+	Mounts []Mount
+	// RunAsUser and RunAsGroup, when set, are the process's IDs.
+	RunAsUser, RunAsGroup *int64
+	// ReadOnlyRootFS mounts the image's root filesystem read-only.
+	ReadOnlyRootFS bool
+	// AddCapabilities and DropCapabilities name Linux capabilities
+	// without the CAP_ prefix, as Kubernetes does; "ALL" drops all.
+	AddCapabilities, DropCapabilities []string
+}
+
+// Mount binds a host path into a container.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
 }
 
 // State is a container's lifecycle state.

@@ -1,0 +1,504 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/controlplane/node/runtime"
+)
+
+// podDirRuntime is a runtime that keeps per-pod files on the node, where
+// the agent materializes the pod's volumes.
+type podDirRuntime interface {
+	PodDir(podUID string) string
+}
+
+// Default file modes of projected files, as the API defaults them.
+const (
+	defaultVolumeFileMode = 0o644
+	defaultTokenExpiry    = 3607
+)
+
+// resolveEnv builds a container's environment as kubelet does: envFrom
+// sources first, then env entries (literal values and valueFrom), later
+// names overriding earlier ones. A missing non-optional source is an error
+// kubelet reports as CreateContainerConfigError.
+func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) ([]string, error) {
+	var order []string
+	vals := map[string]string{}
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, src := range c.EnvFrom {
+		switch {
+		case src.ConfigMapRef != nil:
+			cm, err := a.client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMapRef.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && ptr.Deref(src.ConfigMapRef.Optional, false) {
+				continue
+			}
+			if err != nil {
+				return nil, sourceError("configmap", src.ConfigMapRef.Name, err)
+			}
+			for k, v := range cm.Data {
+				if len(validation.IsEnvVarName(src.Prefix+k)) == 0 {
+					set(src.Prefix+k, v)
+				}
+			}
+		case src.SecretRef != nil:
+			sec, err := a.client.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretRef.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && ptr.Deref(src.SecretRef.Optional, false) {
+				continue
+			}
+			if err != nil {
+				return nil, sourceError("secret", src.SecretRef.Name, err)
+			}
+			for k, v := range sec.Data {
+				if len(validation.IsEnvVarName(src.Prefix+k)) == 0 {
+					set(src.Prefix+k, string(v))
+				}
+			}
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			set(e.Name, expandEnv(e.Value, vals))
+			continue
+		}
+		switch f := e.ValueFrom; {
+		case f.FieldRef != nil:
+			set(e.Name, a.fieldRefValue(w, pod, f.FieldRef.FieldPath))
+		case f.ResourceFieldRef != nil:
+			set(e.Name, resourceFieldValue(pod, c, f.ResourceFieldRef))
+		case f.ConfigMapKeyRef != nil:
+			ref := f.ConfigMapKeyRef
+			cm, err := a.client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
+				continue
+			}
+			if err != nil {
+				return nil, sourceError("configmap", ref.Name, err)
+			}
+			v, ok := cm.Data[ref.Key]
+			if !ok {
+				if ptr.Deref(ref.Optional, false) {
+					continue
+				}
+				return nil, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, pod.Namespace, ref.Name)
+			}
+			set(e.Name, v)
+		case f.SecretKeyRef != nil:
+			ref := f.SecretKeyRef
+			sec, err := a.client.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
+				continue
+			}
+			if err != nil {
+				return nil, sourceError("secret", ref.Name, err)
+			}
+			v, ok := sec.Data[ref.Key]
+			if !ok {
+				if ptr.Deref(ref.Optional, false) {
+					continue
+				}
+				return nil, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, pod.Namespace, ref.Name)
+			}
+			set(e.Name, string(v))
+		}
+	}
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+vals[k])
+	}
+	return env, nil
+}
+
+// sourceError words a failed ConfigMap or Secret read as kubelet does.
+func sourceError(kind, name string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s %q not found", kind, name)
+	}
+	return fmt.Errorf("failed to get %s %q: %w", kind, name, err)
+}
+
+// expandEnv replaces $(NAME) with earlier variables' values; $$ escapes.
+func expandEnv(s string, vals map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i:], ')')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			name := s[i+2 : i+end]
+			if v, ok := vals[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+end+1])
+			}
+			i += end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+// resourceFieldValue resolves limits.* and requests.* of the container.
+func resourceFieldValue(pod *corev1.Pod, c corev1.Container, ref *corev1.ResourceFieldSelector) string {
+	if ref.ContainerName != "" {
+		for _, cc := range pod.Spec.Containers {
+			if cc.Name == ref.ContainerName {
+				c = cc
+			}
+		}
+	}
+	kind, name, _ := strings.Cut(ref.Resource, ".")
+	list := c.Resources.Limits
+	if kind == "requests" {
+		list = c.Resources.Requests
+	}
+	q, ok := list[corev1.ResourceName(name)]
+	if !ok {
+		return "0"
+	}
+	divisor := ref.Divisor
+	if divisor.IsZero() {
+		if name == "cpu" {
+			return strconv.FormatInt((q.MilliValue()+999)/1000, 10)
+		}
+		return strconv.FormatInt(q.Value(), 10)
+	}
+	if name == "cpu" {
+		return strconv.FormatInt((q.MilliValue()+divisor.MilliValue()-1)/divisor.MilliValue(), 10)
+	}
+	return strconv.FormatInt((q.Value()+divisor.Value()-1)/divisor.Value(), 10)
+}
+
+// volumeFile is one file of a configMap, secret, downwardAPI or projected volume.
+type volumeFile struct {
+	path string
+	data []byte
+	mode os.FileMode
+}
+
+// prepareVolumes materializes the pod's volumes under its directory on the
+// node, once: emptyDir directories, files of configMap, secret,
+// downwardAPI and projected volumes (with a service account token from
+// the TokenRequest API), and hostPath checks. Volumes of a pod whose
+// runtime keeps no files (simulated) are skipped.
+func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod) error {
+	dirs, ok := a.cfg.Runtime.(podDirRuntime)
+	if !ok || w.volumes != nil {
+		return nil
+	}
+	paths := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		dir := filepath.Join(dirs.PodDir(string(pod.UID)), "volumes", v.Name)
+		switch {
+		case v.HostPath != nil:
+			p := v.HostPath.Path
+			t := ptr.Deref(v.HostPath.Type, corev1.HostPathUnset)
+			switch t {
+			case corev1.HostPathDirectoryOrCreate:
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					return volumeError(v.Name, err)
+				}
+			case corev1.HostPathFileOrCreate:
+				f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+				if err != nil {
+					return volumeError(v.Name, err)
+				}
+				f.Close()
+			case corev1.HostPathDirectory, corev1.HostPathFile, corev1.HostPathSocket:
+				if _, err := os.Stat(p); err != nil {
+					return volumeError(v.Name, fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t))))
+				}
+			}
+			paths[v.Name] = p
+			continue
+		case v.EmptyDir != nil:
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				return volumeError(v.Name, err)
+			}
+			if err := os.Chmod(dir, 0o777); err != nil {
+				return volumeError(v.Name, err)
+			}
+		default:
+			files, err := a.volumeFiles(ctx, w, pod, v)
+			if err != nil {
+				return volumeError(v.Name, err)
+			}
+			if files == nil {
+				continue
+			}
+			if err := writeVolumeFiles(dir, files); err != nil {
+				return volumeError(v.Name, err)
+			}
+		}
+		paths[v.Name] = dir
+	}
+	w.volumes = paths
+	return nil
+}
+
+func volumeError(name string, err error) error {
+	return fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", name, err)
+}
+
+func writeVolumeFiles(dir string, files []volumeFile) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.Clean("/" + f.path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// volumeFiles lists the files of a configMap, secret, downwardAPI or
+// projected volume; nil for volume types it does not know.
+func (a *Agent) volumeFiles(ctx context.Context, w *podWorker, pod *corev1.Pod, v corev1.Volume) ([]volumeFile, error) {
+	mode := func(def *int32, item *int32) os.FileMode {
+		if item != nil {
+			return os.FileMode(*item)
+		}
+		return os.FileMode(ptr.Deref(def, defaultVolumeFileMode))
+	}
+	switch {
+	case v.ConfigMap != nil:
+		return a.configMapFiles(ctx, pod, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, mode(v.ConfigMap.DefaultMode, nil))
+	case v.Secret != nil:
+		return a.secretFiles(ctx, pod, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, mode(v.Secret.DefaultMode, nil))
+	case v.DownwardAPI != nil:
+		return a.downwardFiles(w, pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, nil))
+	case v.Projected != nil:
+		def := mode(v.Projected.DefaultMode, nil)
+		files := []volumeFile{}
+		for _, src := range v.Projected.Sources {
+			var more []volumeFile
+			var err error
+			switch {
+			case src.ConfigMap != nil:
+				more, err = a.configMapFiles(ctx, pod, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, def)
+			case src.Secret != nil:
+				more, err = a.secretFiles(ctx, pod, src.Secret.Name, src.Secret.Items, src.Secret.Optional, def)
+			case src.DownwardAPI != nil:
+				more, err = a.downwardFiles(w, pod, src.DownwardAPI.Items, def)
+			case src.ServiceAccountToken != nil:
+				more, err = a.tokenFile(ctx, pod, src.ServiceAccountToken, def)
+			}
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, more...)
+		}
+		return files, nil
+	}
+	return nil, nil
+}
+
+func keyFiles(data map[string][]byte, items []corev1.KeyToPath, def os.FileMode, missing func(key string) error) ([]volumeFile, error) {
+	var files []volumeFile
+	if len(items) == 0 {
+		for k, v := range data {
+			files = append(files, volumeFile{path: k, data: v, mode: def})
+		}
+		return files, nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			if err := missing(it.Key); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		m := def
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode)
+		}
+		files = append(files, volumeFile{path: it.Path, data: v, mode: m})
+	}
+	return files, nil
+}
+
+func (a *Agent) configMapFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, def os.FileMode) ([]volumeFile, error) {
+	cm, err := a.client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && ptr.Deref(optional, false) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, sourceError("configmap", name, err)
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return keyFiles(data, items, def, func(key string) error {
+		if ptr.Deref(optional, false) {
+			return nil
+		}
+		return fmt.Errorf("configmap references non-existent config key: %s", key)
+	})
+}
+
+func (a *Agent) secretFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, def os.FileMode) ([]volumeFile, error) {
+	sec, err := a.client.CoreV1().Secrets(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && ptr.Deref(optional, false) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, sourceError("secret", name, err)
+	}
+	return keyFiles(sec.Data, items, def, func(key string) error {
+		if ptr.Deref(optional, false) {
+			return nil
+		}
+		return fmt.Errorf("references non-existent secret key: %s", key)
+	})
+}
+
+func (a *Agent) downwardFiles(w *podWorker, pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, def os.FileMode) ([]volumeFile, error) {
+	files := make([]volumeFile, 0, len(items))
+	for _, it := range items {
+		var val string
+		switch {
+		case it.FieldRef != nil:
+			switch it.FieldRef.FieldPath {
+			case "metadata.labels":
+				val = formatMap(pod.Labels)
+			case "metadata.annotations":
+				val = formatMap(pod.Annotations)
+			default:
+				val = a.fieldRefValue(w, pod, it.FieldRef.FieldPath)
+			}
+		case it.ResourceFieldRef != nil:
+			c := corev1.Container{}
+			if len(pod.Spec.Containers) > 0 {
+				c = pod.Spec.Containers[0]
+			}
+			val = resourceFieldValue(pod, c, it.ResourceFieldRef)
+		default:
+			return nil, errors.New("downwardAPI item without fieldRef or resourceFieldRef")
+		}
+		m := def
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode)
+		}
+		files = append(files, volumeFile{path: it.Path, data: []byte(val), mode: m})
+	}
+	return files, nil
+}
+
+// formatMap writes labels or annotations as kubelet does: key="value" lines.
+func formatMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(k + "=" + strconv.Quote(m[k]))
+	}
+	return b.String()
+}
+
+// tokenFile asks the TokenRequest API for the pod's service account token,
+// bound to the pod.
+func (a *Agent) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection, def os.FileMode) ([]volumeFile, error) {
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To(ptr.Deref(src.ExpirationSeconds, defaultTokenExpiry)),
+	}}
+	if src.Audience != "" {
+		tr.Spec.Audiences = []string{src.Audience}
+	}
+	out, err := a.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to fetch token: %w", err)
+	}
+	return []volumeFile{{path: src.Path, data: []byte(out.Status.Token), mode: def}}, nil
+}
+
+// mountsFor resolves a container's volumeMounts to host paths (with
+// subPath). configMap, secret, downwardAPI and projected volumes are
+// always read-only, as kubelet mounts them.
+func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container) ([]runtime.Mount, error) {
+	if w.volumes == nil {
+		return nil, nil
+	}
+	byName := map[string]corev1.Volume{}
+	for _, v := range pod.Spec.Volumes {
+		byName[v.Name] = v
+	}
+	var mounts []runtime.Mount
+	for _, m := range c.VolumeMounts {
+		host, ok := w.volumes[m.Name]
+		if !ok {
+			if _, declared := byName[m.Name]; declared {
+				continue
+			}
+			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
+		}
+		v := byName[m.Name]
+		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
+		if m.SubPath != "" {
+			sub := filepath.Join(host, filepath.Clean("/"+m.SubPath))
+			if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) && (v.EmptyDir != nil || v.HostPath != nil) {
+				if err := os.MkdirAll(sub, 0o777); err != nil {
+					return nil, fmt.Errorf("failed to create subPath %q of volume %q: %w", m.SubPath, m.Name, err)
+				}
+			}
+			host = sub
+		}
+		mounts = append(mounts, runtime.Mount{HostPath: host, ContainerPath: m.MountPath, ReadOnly: ro})
+	}
+	return mounts, nil
+}
