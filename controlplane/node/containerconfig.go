@@ -278,7 +278,7 @@ func writeVolumeFiles(dir string, files []volumeFile) error {
 		return err
 	}
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.Clean("/" + f.path))
+		p := filepath.Join(dir, filepath.Clean("/"+f.path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
