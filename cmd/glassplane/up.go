@@ -47,6 +47,9 @@ type upOptions struct {
 	simulatedNodes      int
 	simulatedStartDelay time.Duration
 	nodeName            string
+	schedulerConfig     string
+	nodeMonitorGrace    time.Duration
+	runScheduler        bool
 	nodePort            int
 	podCIDR             string
 	auditLogPath        string
@@ -54,7 +57,6 @@ type upOptions struct {
 	tokenAuthFile       string
 	anonymousAuth       bool
 	saKeyFile           string
-	nodeMonitorGrace    time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -80,13 +82,15 @@ func newUpCommand() *cobra.Command {
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
+	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")
+	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")
+	f.BoolVar(&o.runScheduler, "scheduler", true, "run the scheduler in this process; with false, run `glassplane scheduler` processes instead")
 	f.IntVar(&o.nodePort, "node-port", 10250, "HTTPS port of the local node agent for logs and exec (a free port when taken)")
 	f.StringVar(&o.podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "the local node's pod subnet (CNI bridge gp0)")
 	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
 	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
-	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before the node controller marks it unreachable")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
@@ -243,12 +247,18 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	sched, err := scheduler.New(scheduler.Config{Logger: log}, schedClient)
-	if err != nil {
-		return err
+	if o.runScheduler {
+		schedCfg, err := schedulerConfig(o.schedulerConfig, log, inProcessSchedulerIdentity())
+		if err != nil {
+			return err
+		}
+		sched, err := scheduler.New(schedCfg, schedClient)
+		if err != nil {
+			return err
+		}
+		stopSched := runPart(ctx, g, "scheduler", sched.Run)
+		defer stopSched()
 	}
-	stopSched := runPart(ctx, g, "scheduler", sched.Run)
-	defer stopSched()
 
 	// 9. The controllers, as system:kube-controller-manager.
 	cmCfg, err := ca.RESTConfig(apiURL, "system:kube-controller-manager")
