@@ -64,7 +64,7 @@ func (s *Server) defaultAdmission() *admission.Chain {
 		return admission.NewDefaultChain(namespaceLister{s})
 	}
 	return admission.NewChain(
-		admission.NewDefaultValues(),
+		admission.NewDefaultValues().WithPriorityClasses(namespaceLister{s}),
 		admission.NewDefaultTolerationSeconds(),
 		admission.NewServiceAccount(serviceAccountGetter{s}, namespaceLister{s}),
 		admission.NewNamespaceLifecycle(namespaceLister{s}),

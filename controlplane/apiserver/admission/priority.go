@@ -15,3 +15,10 @@ type PriorityClassLister interface {
 	// there is none.
 	GetPriorityClass(ctx context.Context, name string) (pc *schedulingv1.PriorityClass, found bool, err error)
 }
+
+// WithPriorityClasses makes d give pods the value of any PriorityClass
+// classes knows, besides the two system ones, and returns d.
+func (d *DefaultValues) WithPriorityClasses(classes PriorityClassLister) *DefaultValues {
+	d.priorityClasses = classes
+	return d
+}
