@@ -4,8 +4,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestLineDiff(t *testing.T) {
@@ -114,4 +116,35 @@ func TestEtcdHistory(t *testing.T) {
 			t.Error("a compacted revision is not explained")
 		}
 	})
+}
+
+func TestPreciseEventTime(t *testing.T) {
+	second := time.Date(2026, 3, 1, 10, 0, 5, 0, time.UTC)
+	exact := second.Add(734 * time.Millisecond)
+	named := func(name string, count int32) *corev1.Event {
+		return &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Count: count,
+			FirstTimestamp: metav1.NewTime(second), LastTimestamp: metav1.NewTime(second),
+		}
+	}
+	hexNanos := strconv.FormatInt(exact.UnixNano(), 16)
+	tests := []struct {
+		name     string
+		ev       *corev1.Event
+		recorded map[string]time.Time
+		want     time.Time
+	}{
+		{"recorder's name", named("mypod."+hexNanos, 1), nil, exact},
+		{"name far from the timestamp", named("mypod."+strconv.FormatInt(exact.Add(time.Hour).UnixNano(), 16), 1), nil, second},
+		{"write time just after the second", named("mypod.x", 1), map[string]time.Time{"k": second.Add(1200 * time.Millisecond)}, second.Add(1200 * time.Millisecond)},
+		{"write time before the event", named("mypod.x", 1), map[string]time.Time{"k": second.Add(-time.Second)}, second},
+		{"repeated event uses its latest write", named("mypod."+hexNanos, 3), map[string]time.Time{"k": second.Add(100 * time.Millisecond)}, second.Add(100 * time.Millisecond)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := preciseEventTime(tt.ev, "k", tt.recorded); !got.Equal(tt.want) {
+				t.Errorf("preciseEventTime = %s, want %s", got, tt.want)
+			}
+		})
+	}
 }

@@ -43,6 +43,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 			return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s %q not found", resource, name))
 		}
 		body := maskSecrets(kv.Value)
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
 		if format == "json" {
 			return c.JSONBlob(http.StatusOK, []byte(prettyJSON(body)))
 		}

@@ -149,16 +149,20 @@ func maskSecrets(value []byte) []byte {
 }
 
 // prettyJSON indents a JSON value for display; invalid JSON is shown as is.
+// Markup characters stay as they are: the page escapes them when rendering.
 func prettyJSON(value []byte) string {
 	var v any
 	if err := json.Unmarshal(value, &v); err != nil {
 		return string(value)
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return string(value)
 	}
-	return string(out)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // timestamp formats t as RFC 3339 with milliseconds in UTC.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -145,14 +146,32 @@ func recordedTimes(ring *audit.Ring) map[string]time.Time {
 	return times
 }
 
-// preciseEventTime is eventTime, or for an Event without one, the time its
-// latest write was received when that is known and agrees to the second.
+// eventClockSkew is how far a more precise time may lie from an Event's
+// second-precision timestamp and still be taken as the same moment.
+const eventClockSkew = 2 * time.Second
+
+// preciseEventTime is eventTime, or for an Event without one (the legacy
+// shape keeps seconds only): for a first occurrence, the moment client-go's
+// recorder wrote into its name ("<object>.<hex UnixNano>"); otherwise the
+// time its latest write was received. Either is used only when it agrees
+// with the Event's own timestamp.
 func preciseEventTime(ev *corev1.Event, key string, recorded map[string]time.Time) time.Time {
 	t := eventTime(ev)
 	if !ev.EventTime.IsZero() {
 		return t
 	}
-	if at, ok := recorded[key]; ok && at.Truncate(time.Second).Equal(t.Truncate(time.Second)) {
+	agrees := func(at time.Time) bool {
+		d := at.Sub(t.Truncate(time.Second))
+		return d >= 0 && d < eventClockSkew
+	}
+	if ev.Count <= 1 {
+		if i := strings.LastIndexByte(ev.Name, '.'); i >= 0 {
+			if nanos, err := strconv.ParseInt(ev.Name[i+1:], 16, 64); err == nil && agrees(time.Unix(0, nanos)) {
+				return time.Unix(0, nanos)
+			}
+		}
+	}
+	if at, ok := recorded[key]; ok && agrees(at) {
 		return at
 	}
 	return t

@@ -188,7 +188,7 @@ func TestDashboardTeaches(t *testing.T) {
 		if !subsequence(rows, want) {
 			t.Errorf("timeline actions %q do not contain %q in order", rows, want)
 		}
-		stages := webtest.Eval[[]string](t, form, `[...document.querySelector('#timeline-rows [data-testid="timeline-row"] [data-testid="stages"]').querySelectorAll("[data-stage]")].map(s => s.dataset.stage + "=" + s.dataset.state)`)
+		stages := webtest.Eval[[]string](t, form, `[...[...document.querySelectorAll('#timeline-rows [data-testid="timeline-row"]')].find(r => r.querySelector(".action").textContent.trim().split(/\s+/).slice(0, 2).join(" ") === "create pods").querySelectorAll("[data-stage]")].map(s => s.dataset.stage + "=" + s.dataset.state)`)
 		if got := strings.Join(slices.DeleteFunc(stages, func(s string) bool { return strings.HasPrefix(s, "decoding") }), " "); got != "authentication=ok authorization=ok admission=ok etcd=ok" {
 			t.Errorf("the create's stages = %s", got)
 		}
@@ -235,7 +235,9 @@ func TestDashboardTeaches(t *testing.T) {
 			webtest.Navigate(t, form, c.WebURL+path)
 			webtest.WaitFor(t, form, `document.getElementById("conn").dataset.state === "live"`)
 			if p.shown {
-				webtest.WaitFor(t, form, `document.body.textContent.includes(`+webtest.JSString(hostile)+`)`)
+				if err := waitJS(form, `document.body.textContent.includes(`+webtest.JSString(hostile)+`)`); err != nil {
+					t.Errorf("%s does not show the hostile text as text: %v", path, err)
+				}
 			}
 			if n := webtest.Eval[int](t, form, `document.querySelectorAll("img").length`); n != 0 {
 				t.Errorf("%s has %d <img> elements", path, n)
