@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/glassplane/glassplane/controlplane/node"
@@ -60,6 +62,7 @@ func newNodeCommand() *cobra.Command {
 	var (
 		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
 		startDelay                                                    time.Duration
+		capacity                                                      map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -82,7 +85,14 @@ func newNodeCommand() *cobra.Command {
 				}
 				nodeName = strings.ToLower(h)
 			}
-			nc := node.Config{NodeName: nodeName, DataDir: dataDir}
+			nc := node.Config{NodeName: nodeName, DataDir: dataDir, Capacity: corev1.ResourceList{}}
+			for name, value := range capacity {
+				q, err := resource.ParseQuantity(value)
+				if err != nil {
+					return fmt.Errorf("failed to parse --capacity %s=%q: %w", name, value, err)
+				}
+				nc.Capacity[corev1.ResourceName(name)] = q
+			}
 			switch runtimeName {
 			case "simulated":
 				nc.Runtime = runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: startDelay})
@@ -113,6 +123,7 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
 	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
 	return cmd
 }
 
