@@ -6,16 +6,25 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
 
-// NewQueue returns a named rate-limited workqueue of object keys.
+// MaxRetryDelay caps the per-key backoff. Kubernetes' controllers allow
+// 1000s; here an API server briefly overloaded on a small machine must not
+// park a key for minutes after a few failed syncs.
+const MaxRetryDelay = 30 * time.Second
+
+// NewQueue returns a named rate-limited workqueue of object keys: per-key
+// exponential backoff from 5ms to MaxRetryDelay, and an overall 10 qps
+// bucket with a burst of 100, as Kubernetes' default controller limiter.
 func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 }
 
 // RunWorkers runs workers goroutines that take keys off q and pass them to
