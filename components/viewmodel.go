@@ -359,3 +359,66 @@ type Login struct {
 	Next  string
 	Error string
 }
+
+// Pages listing Events and Nodes.
+const (
+	PageEvents Page = "events"
+	PageNodes  Page = "nodes"
+)
+
+// Events is the events page.
+type Events struct {
+	Filter EventFilter
+	Rows   []EventRow
+}
+
+// EventFilter narrows the events page; empty fields match everything.
+type EventFilter struct {
+	Type      string
+	Reason    string
+	Kind      string
+	Namespace string
+	// Text matches the message, object, source or reason.
+	Text string
+}
+
+// EventRow is one core Event.
+type EventRow struct {
+	Time      string
+	Type      string
+	Reason    string
+	Kind      string
+	Namespace string
+	Object    string
+	Href      string
+	Source    string
+	Message   string
+	Count     int32
+}
+
+// Nodes is the nodes page.
+type Nodes struct {
+	Filter NodeFilter
+	Rows   []NodeRow
+}
+
+// NodeFilter narrows the nodes page: Ready is True, False or Unknown; Text
+// matches the name, labels or taints.
+type NodeFilter struct {
+	Ready string
+	Text  string
+}
+
+// NodeRow is one node.
+type NodeRow struct {
+	Name          string
+	Href          string
+	Ready         string
+	Unschedulable bool
+	CPU           string
+	Memory        string
+	Pods          int
+	Runtime       string
+	Taints        []string
+	Labels        []string
+}

@@ -92,6 +92,8 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/objects/:resource/:namespace/:name", d.object)
 	g.GET("/etcd", d.etcd)
 	g.GET("/requests", d.requests)
+	g.GET("/events", d.events)
+	g.GET("/nodes", d.nodes)
 	g.GET("/ws", d.serveWS)
 }
 

@@ -43,6 +43,10 @@ func TestHostileNamesStayText(t *testing.T) {
 		"/objects/pods/default/" + url.PathEscape(hostileName),
 		"/objects/nodes/" + url.PathEscape(hostileName),
 		"/apply",
+		"/events",
+		"/events?q=" + url.QueryEscape(hostileName),
+		"/nodes",
+		"/nodes?q=" + url.QueryEscape(hostileName),
 		"/login?next=" + url.QueryEscape("/"+hostileName),
 	}
 	for _, path := range pages {

@@ -4,8 +4,12 @@ import { overview } from "./overview.js";
 import { objectPage } from "./object.js";
 import { etcdPage } from "./etcd.js";
 import { requestsPage } from "./requests.js";
+import { presenter, timelineKeys } from "./presenter.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
+
+presenter();
+if (document.body.dataset.page === "object") timelineKeys();
 
 const stream = new Stream();
 const page = pages[document.body.dataset.page];

@@ -59,6 +59,11 @@ class ClusterMap {
     this.pods = new Map(); // ns/name -> {node, phase}
     this.started = new Set(); // pods with a Started Event
     this.current = null;
+    // history holds the rendered steps for the keyboard; cursor is the one
+    // narrated while the presenter moves through them (-1: follow live).
+    this.history = [];
+    this.cursor = -1;
+    document.addEventListener("glassplane:navigate", (ev) => this.navigate(ev.detail.dir));
     this.stepList = document.getElementById("steps");
     this.narration = document.getElementById("narration-text");
     window.glassplane = window.glassplane || {};
@@ -332,7 +337,11 @@ class ClusterMap {
     if (steps.length > MAX_STEPS) steps.shift();
     this.svg.dataset.steps = String(steps.length);
     this.svg.dataset.lastStep = step.kind;
-    this.current = step;
+    this.history.push(step);
+    if (this.history.length > MAX_STEPS) {
+      this.history.shift();
+      if (this.cursor > 0) this.cursor--;
+    }
     if (this.stepList) {
       const item = el("li", { class: `step step-${step.kind}${step.failed ? " failed" : ""}`, "data-testid": "step", "data-kind": step.kind },
         el("span", { class: "step-route" }, `${step.from} → ${step.to}`),
@@ -343,7 +352,24 @@ class ClusterMap {
       });
       this.stepList.prepend(item);
       while (this.stepList.children.length > VISIBLE_STEPS) this.stepList.lastElementChild.remove();
+      step.item = item;
     }
+    if (this.cursor >= 0) return;
+    this.current = step;
+    this.narrate(step);
+  }
+
+  // navigate narrates the previous or next rendered step; past the newest
+  // it follows the live steps again.
+  navigate(dir) {
+    if (!this.history.length) return;
+    let i = this.cursor < 0 ? this.history.length - 1 : this.cursor;
+    i += dir;
+    this.cursor = i >= this.history.length ? -1 : Math.max(0, i);
+    const step = this.history[this.cursor < 0 ? this.history.length - 1 : this.cursor];
+    for (const li of this.stepList?.children || []) li.classList.remove("current");
+    step.item?.classList.add("current");
+    this.current = step;
     this.narrate(step);
   }
 

@@ -247,6 +247,33 @@ func TestDashboardTeaches(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("events and nodes pages filter; presenter mode steps with the keyboard", func(t *testing.T) {
+		webtest.Navigate(t, form, c.WebURL+"/events?reason=Scheduled&q=seed-mypod")
+		webtest.WaitSelector(t, form, `[data-testid="event-row"][data-reason="Scheduled"]`)
+		if n := webtest.Eval[int](t, form, `document.querySelectorAll('[data-testid="event-row"]:not([data-reason="Scheduled"])').length`); n != 0 {
+			t.Errorf("the reason filter let %d other events through", n)
+		}
+		webtest.Navigate(t, form, c.WebURL+"/nodes?q="+pod.Spec.NodeName)
+		webtest.WaitSelector(t, form, `[data-testid="node-row"][data-node="`+pod.Spec.NodeName+`"]`)
+
+		webtest.Navigate(t, home, c.WebURL+"/")
+		webtest.WaitFor(t, home, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="presenter-toggle"]').click() || true`)
+		webtest.WaitFor(t, home, `document.documentElement.classList.contains("presenter")`)
+		// A fresh page has no steps yet: make one, then step back to it.
+		if _, err := c.Client.CoreV1().ConfigMaps("default").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "presenter-step"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			c.Client.CoreV1().ConfigMaps("default").Delete(context.Background(), "presenter-step", metav1.DeleteOptions{})
+		})
+		webtest.WaitFor(t, home, `window.glassplane.steps.some(s => s.label.includes("presenter-step"))`)
+		webtest.Eval[bool](t, home, `document.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowLeft"})) || true`)
+		webtest.WaitSelector(t, home, `[data-testid="step"].current`)
+		webtest.Screenshot(t, home, filepath.Join(out, "presenter.png"))
+		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="presenter-toggle"]').click() || true`)
+	})
 }
 
 // newTab opens a second tab in the browser of parent.
