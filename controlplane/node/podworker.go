@@ -39,6 +39,9 @@ type podWorker struct {
 	waiting map[string]waitingReason
 	// backoffs delay retries of failed image pulls and container creations.
 	backoffs map[string]*backoff
+	// restartBase is, by container name, the attempt after which the
+	// container's crash-loop back-off started over.
+	restartBase map[string]int
 	// lastStatus is the status last written, to skip identical writes.
 	lastStatus *corev1.PodStatus
 	// deleteSent is set once the pod's containers are gone and the final
@@ -59,12 +62,13 @@ type backoff struct {
 
 func newPodWorker(pod *corev1.Pod) *podWorker {
 	return &podWorker{
-		uid:       pod.UID,
-		namespace: pod.Namespace,
-		name:      pod.Name,
-		wakeCh:    make(chan struct{}, 1),
-		waiting:   map[string]waitingReason{},
-		backoffs:  map[string]*backoff{},
+		uid:         pod.UID,
+		namespace:   pod.Namespace,
+		name:        pod.Name,
+		wakeCh:      make(chan struct{}, 1),
+		waiting:     map[string]waitingReason{},
+		backoffs:    map[string]*backoff{},
+		restartBase: map[string]int{},
 	}
 }
 
@@ -199,7 +203,12 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 				delete(w.waiting, c.Name)
 				continue
 			}
-			delay := restartDelay(latest.Attempt)
+			// kubelet forgets a container's back-off once it ran for
+			// twice the maximum back-off.
+			if !latest.StartedAt.IsZero() && latest.FinishedAt.Sub(latest.StartedAt) >= 2*maxRestartBackoff {
+				w.restartBase[c.Name] = latest.Attempt
+			}
+			delay := restartDelay(latest.Attempt - w.restartBase[c.Name])
 			finished := latest.FinishedAt
 			if finished.IsZero() {
 				finished = latest.StartedAt

@@ -723,11 +723,47 @@ func (c *Containerd) containerStatus(ctx context.Context, ctr client.Container, 
 		st.Reason = "Error"
 		if ts.ExitStatus == 0 {
 			st.Reason = "Completed"
+		} else if c.oomKilled(ctx, ctr, l) {
+			st.Reason = "OOMKilled"
 		}
 	default:
 		st.State = StateUnknown
 	}
 	return st, nil
+}
+
+// LabelExitReason caches why a container exited ("OOMKilled" or "Error"),
+// read once from its memory cgroup while the stopped task still holds it.
+const LabelExitReason = "glassplane.io/exit-reason"
+
+// oomKilled reports whether the kernel's OOM killer killed a process of
+// the stopped container, from its memory cgroup's oom_kill counter
+// (cgroup v1 memory.oom_control or v2 memory.events).
+func (c *Containerd) oomKilled(ctx context.Context, ctr client.Container, labels map[string]string) bool {
+	if r := labels[LabelExitReason]; r != "" {
+		return r == "OOMKilled"
+	}
+	spec, err := ctr.Spec(ctx)
+	if err != nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
+		return false
+	}
+	reason := "Error"
+	for _, f := range []string{
+		filepath.Join("/sys/fs/cgroup/memory", spec.Linux.CgroupsPath, "memory.oom_control"),
+		filepath.Join("/sys/fs/cgroup", spec.Linux.CgroupsPath, "memory.events"),
+	} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if n, ok := strings.CutPrefix(line, "oom_kill "); ok && strings.TrimSpace(n) != "0" {
+				reason = "OOMKilled"
+			}
+		}
+	}
+	_, _ = ctr.SetLabels(ctx, map[string]string{LabelExitReason: reason})
+	return reason == "OOMKilled"
 }
 
 // ImportImage imports an OCI or Docker image archive, unpacks the images

@@ -403,3 +403,33 @@ func TestContainerdExec(t *testing.T) {
 		})
 	}
 }
+
+func TestContainerdReportsOOMKilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000501", Namespace: "default", Name: "hog", HostNetwork: true}
+	if _, err := rt.StartPod(ctx, pod); err != nil {
+		t.Fatalf("StartPod: %v", err)
+	}
+	// sh keeps doubling a variable until the 16 MiB limit stops it.
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, MemoryBytes: 16 << 20,
+		Command: []string{"sh", "-c", "x=0123456789abcdef; while true; do x=$x$x; done"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	var st ContainerStatus
+	waitFor(t, "the container to be killed", 2*time.Minute, func() (bool, error) {
+		st, _ = findContainer(t, ctx, rt, pod.UID, id)
+		return st.State == StateExited, nil
+	})
+	if st.Reason != "OOMKilled" || st.ExitCode != 137 {
+		t.Errorf("status = %+v; want exit 137 OOMKilled", st)
+	}
+}
