@@ -127,7 +127,7 @@ func TestNodeRestartKeepsPods(t *testing.T) {
 		}
 		// Containers outlive the cluster by design: remove them first.
 		for _, name := range []string{"keep-1", "keep-2"} {
-			_ = c2.Client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+			_ = c2.Client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(1))})
 		}
 		for _, name := range []string{"keep-1", "keep-2"} {
 			waitPodGone(t, c2, "default", name, time.Minute)
