@@ -35,7 +35,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sc, err := schedulerConfig(configPath, slog.Default(), "")
+			sc, err := schedulerConfig(configPath, slog.Default())
 			if err != nil {
 				return err
 			}

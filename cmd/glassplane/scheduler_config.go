@@ -7,15 +7,12 @@ import (
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 )
 
-// schedulerConfig builds the scheduler's Config: leader election on the
-// kube-system/kube-scheduler Lease, then the KubeSchedulerConfiguration
-// file at path, if any, on top. identity names this process in the Lease;
-// empty means kube-scheduler's "<hostname>_<uuid>".
-func schedulerConfig(path string, log *slog.Logger, identity string) (scheduler.Config, error) {
-	cfg := scheduler.Config{
-		Logger:         log,
-		LeaderElection: scheduler.LeaderElection{LeaderElect: true, Identity: identity},
-	}
+// schedulerConfig builds the `glassplane scheduler` process's Config:
+// leader election on the kube-system/kube-scheduler Lease (as
+// kube-scheduler: losing the lease ends the process), then the
+// KubeSchedulerConfiguration file at path, if any, on top.
+func schedulerConfig(path string, log *slog.Logger) (scheduler.Config, error) {
+	cfg := scheduler.Config{Logger: log, LeaderElection: scheduler.LeaderElection{LeaderElect: true}}
 	if path != "" {
 		if err := scheduler.LoadConfigFile(path, &cfg); err != nil {
 			return cfg, err
@@ -24,10 +21,19 @@ func schedulerConfig(path string, log *slog.Logger, identity string) (scheduler.
 	return cfg, nil
 }
 
-// inProcessSchedulerIdentity is the Lease holder identity of the scheduler
-// inside `glassplane up`: stable across restarts, so a restarted process
-// takes its own lease back at once.
-func inProcessSchedulerIdentity() string {
+// inProcessSchedulerConfig builds the Config of the scheduler inside
+// `glassplane up`. It is the only scheduler of its process, so it does not
+// elect a leader unless the file asks for it: a lease missed while the
+// machine is overloaded would otherwise stop scheduling for good. With
+// election on, its identity is stable across restarts, so a restarted
+// process takes its own lease back at once.
+func inProcessSchedulerConfig(path string, log *slog.Logger) (scheduler.Config, error) {
 	host, _ := os.Hostname()
-	return host + "_glassplane-up"
+	cfg := scheduler.Config{Logger: log, LeaderElection: scheduler.LeaderElection{Identity: host + "_glassplane-up"}}
+	if path != "" {
+		if err := scheduler.LoadConfigFile(path, &cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }

@@ -248,7 +248,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	if o.runScheduler {
-		schedCfg, err := schedulerConfig(o.schedulerConfig, log, inProcessSchedulerIdentity())
+		schedCfg, err := inProcessSchedulerConfig(o.schedulerConfig, log)
 		if err != nil {
 			return err
 		}
