@@ -5,6 +5,11 @@
 // outcome as core/v1 Events (Scheduled, FailedScheduling) and the pod's
 // PodScheduled condition, worded as kube-scheduler words them.
 //
+// Profiles (one per spec.schedulerName) come from Config or a
+// KubeSchedulerConfiguration file (LoadConfigFile); with
+// LeaderElection.LeaderElect the scheduler schedules only while it holds the
+// kube-system/kube-scheduler Lease, and stops when it loses it.
+//
 // Every attempt is explained: the scheduler keeps the last decisions per pod
 // in memory (Decisions) and attaches the compact JSON of the decision that
 // bound a pod to the Binding, so it shows on the pod under
