@@ -2,6 +2,9 @@
 // shape: one event per request with its stages, user, verb, object reference,
 // response status and annotations (authentication, authorization, admission,
 // the etcd key and revision written). A Ring keeps recent events in memory for
-// the dashboard and fans new ones out to subscribers; a Log writes them as
-// JSON lines to --audit-log-path.
+// the dashboard and fans new ones out to subscribers, and writes them as JSON
+// lines to --audit-log-path. A Policy (audit.k8s.io/v1, --audit-policy-file)
+// decides each event's level, None, Metadata, Request or RequestResponse, by
+// the first rule matching its user, groups, verb, resource, namespace or
+// non-resource URL, and which stages are omitted.
 package audit
