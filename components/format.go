@@ -91,7 +91,7 @@ var stageTitles = map[string]string{
 	"authorization":  "authorization (RBAC)",
 	"decoding":       "decoding",
 	"admission":      "admission",
-	"etcd":           "etcd write",
+	"etcd":           "etcd",
 }
 
 func stageTitle(name string) string {
@@ -123,6 +123,9 @@ func stageDetail(r RequestRow, stage string) string {
 	case "etcd":
 		if r.Revision > 0 {
 			return "rev " + strconv.FormatInt(r.Revision, 10)
+		}
+		if r.FailedStage == stage && r.Code == 404 {
+			return "not found"
 		}
 	}
 	if r.FailedStage == stage {

@@ -6,7 +6,7 @@ import { el, clock, safeHref } from "./dom.js";
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 const LENGTH = 100;
 const TITLES = {
-  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd write",
+  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd",
 };
 
 function detail(m, stage) {
@@ -23,6 +23,7 @@ function detail(m, stage) {
       break;
     case "etcd":
       if (m.revision) return `rev ${m.revision}`;
+      if (r.failedStage === stage && m.code === 404) return "not found";
       break;
   }
   return r.failedStage === stage ? "refused" : "";
