@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// benchEnvInt reads an integer override of a benchmark size.
+func benchEnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkSchedulerThroughput creates 5,000 pods with small requests
+// through the real API onto 1,000 simulated nodes and measures pods bound
+// per second (first create to last bind) and the p99 create → bound time;
+// then the same with a required pod anti-affinity term on every pod (groups
+// of five pods that must land on five different nodes). Sizes can be
+// lowered with GLASSPLANE_BENCH_NODES and GLASSPLANE_BENCH_PODS.
+func BenchmarkSchedulerThroughput(b *testing.B) {
+	nodes := benchEnvInt("GLASSPLANE_BENCH_NODES", 1000)
+	pods := benchEnvInt("GLASSPLANE_BENCH_PODS", 5000)
+	started := time.Now()
+	c := NewCluster(b, "--node-runtime", "none", "--simulated-nodes", strconv.Itoa(nodes), "--web-listen", "")
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err == nil && len(list.Items) == nodes {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d nodes registered", len(list.Items), nodes)
+		}
+		time.Sleep(time.Second)
+	}
+	b.Logf("%d nodes registered %v after start", nodes, time.Since(started).Round(time.Second))
+
+	for _, antiAffinity := range []bool{false, true} {
+		name := "plain"
+		if antiAffinity {
+			name = "anti-affinity"
+		}
+		b.Run(name, func(b *testing.B) {
+			runSchedulerBench(b, c, name, pods, antiAffinity)
+		})
+	}
+}
+
+func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffinity bool) {
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	w, err := c.Client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	var mu sync.Mutex // guards created and bound
+	created := map[string]time.Time{}
+	bound := map[string]time.Time{}
+	allBound := make(chan struct{})
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Modified && ev.Type != watch.Added {
+				continue
+			}
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || pod.Spec.NodeName == "" {
+				continue
+			}
+			mu.Lock()
+			if _, seen := bound[pod.Name]; !seen {
+				bound[pod.Name] = time.Now()
+				if len(bound) == total {
+					close(allBound)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	next := make(chan int)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				pod := schedBenchPod(i, antiAffinity)
+				mu.Lock()
+				created[pod.Name] = time.Now()
+				mu.Unlock()
+				if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for i := range total {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case <-allBound:
+	case <-time.After(15 * time.Minute):
+		mu.Lock()
+		n := len(bound)
+		mu.Unlock()
+		b.Fatalf("%d of %d pods bound after 15 minutes", n, total)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	mu.Lock()
+	var latencies []time.Duration
+	for name, t0 := range created {
+		latencies = append(latencies, bound[name].Sub(t0))
+	}
+	mu.Unlock()
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "pods/s")
+	b.ReportMetric(ms(percentile(latencies, 50)), "bound-p50-ms")
+	b.ReportMetric(ms(percentile(latencies, 99)), "bound-p99-ms")
+	b.Logf("%s: %d pods bound in %v", ns, total, elapsed.Round(time.Millisecond))
+}
+
+// schedBenchPod is pod i of a scheduler benchmark: 10m cpu and 16Mi, and
+// with antiAffinity a required anti-affinity to the other pods of its group
+// of five on the same host.
+func schedBenchPod(i int, antiAffinity bool) *corev1.Pod {
+	group := map[string]string{"group": fmt.Sprintf("g%d", i/5)}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%05d", i), Labels: group},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+		}}},
+	}
+	if antiAffinity {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: group},
+			}},
+		}}
+	}
+	return p
+}
