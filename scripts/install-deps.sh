@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what Glassplane's tests and `make up` need on Debian:
 # containerd and runc (real containers), busybox-static (the offline demo image),
-# CNI plugins, etcd (external-etcd test), chromium (browser tests).
+# CNI plugins, etcd (external-etcd test), chromium and a Korean font (browser
+# tests and screenshots of the Korean narration).
 # It is idempotent: packages already present are not reinstalled.
 #
 # Usage: install-deps.sh [runtime|test]
@@ -13,7 +14,7 @@ profile="${1:-test}"
 pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 ca-certificates)
 case "$profile" in
 runtime) ;;
-test) pkgs+=(etcd-server etcd-client chromium) ;;
+test) pkgs+=(etcd-server etcd-client chromium fonts-nanum) ;;
 *) echo "install-deps: unknown profile $profile (want runtime or test)" >&2; exit 2 ;;
 esac
 missing=()
