@@ -49,12 +49,12 @@ func (q *request) proxyPodExec() error {
 // proxyToNode sends the request to /<path>/<namespace>/<pod>/<container>
 // on the pod's node agent.
 func (q *request) proxyToNode(path string) error {
-	if q.s.cfg.KubeletClient == nil || q.s.cfg.KubeletClient.TLS == nil {
-		return apierrors.NewServiceUnavailable("this API server has no client identity for node agents")
-	}
 	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
 		return err
+	}
+	if q.s.cfg.KubeletClient == nil || q.s.cfg.KubeletClient.TLS == nil {
+		return apierrors.NewServiceUnavailable("this API server has no client identity for node agents")
 	}
 	q.setObjectRef(obj)
 	pod := obj.(*corev1.Pod)
