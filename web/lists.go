@@ -142,4 +142,3 @@ func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
 	}
 	return q.String()
 }
-

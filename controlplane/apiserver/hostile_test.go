@@ -164,7 +164,7 @@ func TestHostileRequests(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Fatalf("%s %s: code %d, want %d: %.300s", tc.method, tc.path[:min(len(tc.path), 120)], resp.StatusCode, tc.want, text)
 			}
-				var st metav1.Status
+			var st metav1.Status
 			if err := json.Unmarshal([]byte(text), &st); err != nil || st.Kind != "Status" || st.APIVersion != "v1" || st.Status != metav1.StatusFailure || int(st.Code) != tc.want || st.Message == "" {
 				t.Errorf("body is not a failure Status with code %d: %v: %.300s", tc.want, err, text)
 			}

@@ -171,7 +171,9 @@ func TestKubectlGetWatch(t *testing.T) {
 		cmd.Wait()
 	}()
 	k.mustRun(kubectlPod, "apply", "-n", ns, "-f", "-")
-	eventually(t, "the pod in kubectl get -w", func() bool { return strings.Contains(out.String(), "nginx") && strings.Contains(out.String(), "Pending") })
+	eventually(t, "the pod in kubectl get -w", func() bool {
+		return strings.Contains(out.String(), "nginx") && strings.Contains(out.String(), "Pending")
+	})
 	k.mustRun("", "label", "pod", "nginx", "-n", ns, "seen=yes")
 	eventually(t, "the update in kubectl get -w", func() bool { return strings.Count(out.String(), "nginx") >= 2 })
 	if got := out.String(); strings.Count(got, "NAME") != 1 {

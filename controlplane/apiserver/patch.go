@@ -5,13 +5,13 @@ import (
 	"mime"
 	"net/http"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 )

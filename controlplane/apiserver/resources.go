@@ -228,13 +228,13 @@ func newResources() []*resource {
 func podFields(obj runtime.Object) fields.Set {
 	p := obj.(*corev1.Pod)
 	set := fields.Set{
-		"spec.nodeName":           p.Spec.NodeName,
-		"spec.restartPolicy":      string(p.Spec.RestartPolicy),
-		"spec.schedulerName":      p.Spec.SchedulerName,
-		"spec.serviceAccountName": p.Spec.ServiceAccountName,
-		"spec.hostNetwork":        strconv.FormatBool(p.Spec.HostNetwork),
-		"status.phase":            string(p.Status.Phase),
-		"status.podIP":            p.Status.PodIP,
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.serviceAccountName":  p.Spec.ServiceAccountName,
+		"spec.hostNetwork":         strconv.FormatBool(p.Spec.HostNetwork),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             p.Status.PodIP,
 		"status.nominatedNodeName": p.Status.NominatedNodeName,
 	}
 	return set

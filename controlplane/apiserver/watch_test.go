@@ -64,7 +64,9 @@ func TestInformerSeesCreateUpdateDeleteInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	watchList := false
-	for _, rec := range shared.audit.Find(func(ev *audit.Event) bool { return ev.Verb == "watch" && ev.ObjectRef != nil && ev.ObjectRef.Namespace == ns }) {
+	for _, rec := range shared.audit.Find(func(ev *audit.Event) bool {
+		return ev.Verb == "watch" && ev.ObjectRef != nil && ev.ObjectRef.Namespace == ns
+	}) {
 		watchList = watchList || strings.Contains(rec.Event.RequestURI, "sendInitialEvents=true")
 	}
 	if !watchList {
