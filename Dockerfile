@@ -2,6 +2,8 @@
 # development machines); kept simple so it is easy to check by reading.
 #   docker build -t glassplane .
 #   docker run --privileged -p 8080:8080 -p 6443:6443 glassplane
+# The dashboard listens beyond loopback, so it asks for the login token that
+# `glassplane up` writes to /var/lib/glassplane/dashboard-token.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,7 +40,7 @@ type upOptions struct {
 	dataDir             string
 	apiListen           string
 	webListen           string
-	webAllowRemote      bool
+	webLoginToken       string
 	etcdListen          string
 	etcdPeerListen      string
 	etcdEndpoints       []string
@@ -73,7 +75,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "where etcd, the CA, containerd state and the kubeconfig live")
 	f.StringVar(&o.apiListen, "api-listen", "127.0.0.1:6443", "host:port of the Kubernetes API (HTTPS)")
 	f.StringVar(&o.webListen, "web-listen", "127.0.0.1:8080", "host:port of the dashboard (HTTP); empty disables it")
-	f.BoolVar(&o.webAllowRemote, "web-allow-remote", false, "allow a non-loopback --web-listen (the dashboard has no login yet)")
+	f.StringVar(&o.webLoginToken, "web-login-token", "", "token the dashboard asks for at login; required (and generated into <data-dir>/dashboard-token when empty) unless --web-listen is loopback")
 	f.StringVar(&o.etcdListen, "etcd-listen", "127.0.0.1:2379", "client URL of the embedded etcd")
 	f.StringVar(&o.etcdPeerListen, "etcd-peer-listen", "", "peer URL of the embedded etcd (default: the client port + 1)")
 	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", nil, "use this external etcd cluster instead of the embedded one")
@@ -204,7 +206,11 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
-		dash, err := web.New(web.Config{Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode})
+		token, err := dashboardToken(o, dataDir)
+		if err != nil {
+			return err
+		}
+		dash, err := web.New(web.Config{Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token})
 		if err != nil {
 			return err
 		}
@@ -315,9 +321,6 @@ func checkUpOptions(o *upOptions) (string, error) {
 	if o.simulatedNodes < 0 {
 		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
 	}
-	if o.webListen != "" && !o.webAllowRemote && !isLoopback(o.webListen) {
-		return "", fmt.Errorf("--web-listen %q is not a loopback address; the dashboard has no login yet, so pass --web-allow-remote to expose it anyway", o.webListen)
-	}
 	switch o.nodeRuntime {
 	case "none", "simulated":
 		return o.nodeRuntime, nil
@@ -356,18 +359,6 @@ func describeMode(mode string, o upOptions) string {
 		return "no nodes"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // clientURL turns the API's listen URL into one clients can dial: a wildcard
@@ -429,4 +420,29 @@ func loadAuthentication(o upOptions, dataDir string) (*authentication, error) {
 	}
 	a.saKey = key
 	return a, nil
+}
+
+// dashboardToken returns the dashboard's login token: the one given, or,
+// when the dashboard listens beyond loopback without one, a new random token
+// written to <data-dir>/dashboard-token (0600) so that it never appears in
+// logs. A loopback dashboard without a token needs no login.
+func dashboardToken(o upOptions, dataDir string) (string, error) {
+	if o.webLoginToken != "" || web.IsLoopback(o.webListen) {
+		return o.webLoginToken, nil
+	}
+	path := filepath.Join(dataDir, "dashboard-token")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		slog.Info("the dashboard listens beyond loopback: log in with the token in " + path)
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("failed to generate a dashboard token: %w", err)
+	}
+	token := hex.EncodeToString(buf)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("failed to write %q: %w", path, err)
+	}
+	slog.Info("the dashboard listens beyond loopback: log in with the token in " + path)
+	return token, nil
 }
