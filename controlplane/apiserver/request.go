@@ -236,10 +236,23 @@ func (q *request) writeJSONAs(code int, obj any, contentType string) {
 	} else {
 		q.ev.ResponseStatus = &metav1.Status{Status: metav1.StatusSuccess, Code: int32(code)}
 	}
+	q.recordResponse(b)
 	q.w.Header().Set("Content-Type", contentType)
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(code)
 	q.w.Write(b)
+}
+
+// recordResponse keeps the response body in the audit event when the audit
+// policy asks for RequestResponse: never a Secret's, nor an issued token.
+func (q *request) recordResponse(body []byte) {
+	if len(body) > maxAuditedObjectBytes || !q.s.audit.WantsResponse(q.ev) {
+		return
+	}
+	if q.res != nil && (q.res.Resource == "secrets" || q.info.Subresource == "token") {
+		return
+	}
+	q.ev.ResponseObject = &runtime.Unknown{Raw: body, ContentType: runtime.ContentTypeJSON}
 }
 
 // maxAuditedObjectBytes bounds the request objects kept in audit events, so
