@@ -20,9 +20,10 @@ build: $(BIN)
 $(BIN): $(TEMPL_GO) $(GO_SRC) $(STATIC) go.mod go.sum
 	$(GO) build -o $(BIN) ./cmd/glassplane
 
-# templ generate, only for the components whose sources changed.
-%_templ.go: %.templ
-	$(GO) tool templ generate -f $<
+# templ generate, run from the repository root (the generated files name
+# their sources by that path) when any component's source changed.
+$(TEMPL_GO) &: $(TEMPL_SRC)
+	$(GO) tool templ generate
 
 deps-runtime:
 	bash scripts/install-deps.sh runtime
