@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,6 +148,9 @@ func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupV
 	}
 	if actual.Kind != gvk.Kind {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data does not match the expected kind", actual.Kind, actual.Version, gvk.Kind))
+	}
+	if secret, ok := obj.(*corev1.Secret); ok {
+		mergeStringData(secret)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	raw, err := json.Marshal(obj)
@@ -334,4 +338,21 @@ func yamlEncode(obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// mergeStringData folds a Secret's write-only stringData into data, as
+// Kubernetes' conversion does: stringData wins over data for the same key
+// and is never stored.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
 }
