@@ -205,7 +205,11 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		}},
 		{ObjectMeta: dashboardMeta(), Rules: []rbacv1.PolicyRule{
 			rule(v("get", "list", "watch", "create", "update", "patch", "delete"), g("*"), "*"),
+			rule(v("impersonate"), g(legacyGroup), "users", "groups"),
 			urls(v("get"), "*"),
+		}},
+		{ObjectMeta: tempoMeta(), Rules: []rbacv1.PolicyRule{
+			{Verbs: v("get", "watch", "update", "patch"), APIGroups: g(legacyGroup), Resources: []string{"configmaps"}, ResourceNames: []string{TempoConfigMap}},
 		}},
 	}
 	return append(roles, controllerRoles()...)
@@ -213,9 +217,23 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 
 func dashboardMeta() metav1.ObjectMeta {
 	m := meta(UserDashboard)
-	m.Annotations[AnnotationDescription] = "The Glassplane dashboard reads every object to draw the cluster, and its apply form creates, " +
-		"updates and deletes objects with this identity, so it may read and write every resource. It holds no " +
-		"escalate, bind or impersonate rights, so it cannot grant roles it does not hold."
+	m.Annotations[AnnotationDescription] = "The Glassplane dashboard reads every object to draw the cluster; its apply form, delete " +
+		"buttons and tempo control act for the logged-in user by impersonating that user and groups, so RBAC decides " +
+		"as for them. It holds no escalate or bind rights."
+	return m
+}
+
+// TempoConfigMap names the classroom tempo ConfigMap in kube-system that the
+// scheduler, the controllers and the node agents watch and claim steps on.
+const TempoConfigMap = "glassplane-tempo"
+
+// RoleTempo may read and claim steps on the classroom tempo.
+const RoleTempo = "system:glassplane:tempo"
+
+func tempoMeta() metav1.ObjectMeta {
+	m := meta(RoleTempo)
+	m.Annotations[AnnotationDescription] = "The scheduler, the controller manager and the node agents watch the classroom tempo " +
+		"(ConfigMap kube-system/" + TempoConfigMap + ") and update it to claim a released step and to show what they wait for."
 	return m
 }
 
@@ -323,6 +341,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:volume-scheduler", user(UserKubeScheduler)),
 		bind("system:kube-controller-manager", user(UserKubeControllerManager)),
 		bind(UserDashboard, user(UserDashboard)),
+		bind(RoleTempo, user(UserKubeScheduler), user(UserKubeControllerManager), group(GroupNodes)),
 	}
 	for _, r := range controllerRoles() {
 		b := bind(r.Name,
