@@ -58,6 +58,7 @@ type upOptions struct {
 	auditPolicyFile     string
 	tokenAuthFile       string
 	anonymousAuth       bool
+	profiling           bool
 	saKeyFile           string
 }
 
@@ -92,6 +93,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
 	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
+	f.BoolVar(&o.profiling, "profiling", true, "serve Go's profiles on the API server's /debug/pprof/ to users RBAC allows (system:masters), as kube-apiserver's --profiling does")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
@@ -173,7 +175,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	api, err := apiserver.New(apiserver.Config{
 		Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log,
 		TokenAuthenticators: authn.tokens, ServiceAccountKey: authn.saKey, AnonymousAuth: o.anonymousAuth,
-		ServiceAccountAdmission: true, RBAC: true,
+		ServiceAccountAdmission: true, RBAC: true, Profiling: o.profiling,
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"mime"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"strings"
 
@@ -61,6 +62,9 @@ func (q *request) serveNonResource() {
 			}
 		}
 		q.fail("", errNoRoute())
+	case q.s.cfg.Profiling && (path == "/debug/pprof" || strings.HasPrefix(path, "/debug/pprof/")):
+		q.ev.ResponseStatus = successStatus(http.StatusOK)
+		serveProfile(q.w, q.r, strings.TrimPrefix(strings.TrimPrefix(path, "/debug/pprof"), "/"))
 	case strings.HasPrefix(path, "/openapi/"):
 		q.ev.ResponseStatus = successStatus(http.StatusOK)
 		q.s.openapi.ServeHTTP(q.w, q.r)
@@ -207,4 +211,23 @@ func storageVersionHash(res *resource) string {
 		h /= 64
 	}
 	return string(out)
+}
+
+// serveProfile serves one of Go's runtime profiles, as net/http/pprof's
+// handlers do under /debug/pprof/.
+func serveProfile(w http.ResponseWriter, r *http.Request, name string) {
+	switch name {
+	case "":
+		pprof.Index(w, r)
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Handler(name).ServeHTTP(w, r)
+	}
 }

@@ -75,6 +75,10 @@ type Config struct {
 	// KubeletClient reaches node agents for pods/log and pods/exec; nil
 	// answers those with 503.
 	KubeletClient *KubeletClient
+	// Profiling serves Go's profiles on /debug/pprof/, as kube-apiserver's
+	// --profiling does; RBAC decides who reads them (nonResourceURLs
+	// /debug/pprof/*, which only system:masters holds by default).
+	Profiling bool
 }
 
 // Server serves the Kubernetes REST API over a storage.Store.
@@ -166,6 +170,10 @@ func (s *Server) Register(e *echo.Echo) {
 	h := echo.WrapHandler(s)
 	for _, path := range []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/openapi/v2", "/openapi/v3", "/openapi/v3/*"} {
 		e.Any(path, h)
+	}
+	if s.cfg.Profiling {
+		e.Any("/debug/pprof", h)
+		e.Any("/debug/pprof/*", h)
 	}
 }
 
