@@ -52,19 +52,80 @@ type watchStream struct {
 }
 
 func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
-	body, err := ws.q.convertAs(ws.as, obj)
+	b, err := ws.frame(typ, obj)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(watchEvent{Type: typ, Object: body})
-	if err != nil {
-		return err
-	}
-	if _, err := ws.q.w.Write(append(b, '\n')); err != nil {
+	if _, err := ws.q.w.Write(b); err != nil {
 		return err
 	}
 	ws.q.w.Flush()
 	return nil
+}
+
+// frame encodes one watch event as the JSON line sent to the client.
+func (ws *watchStream) frame(typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	body, err := ws.q.convertAs(ws.as, obj)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(watchEvent{Type: typ, Object: body})
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// sendShared sends an event whose object came from the storage event's
+// memo: watchers asking for the plain object share one encoded frame.
+func (ws *watchStream) sendShared(memo *storage.Memo, typ watch.EventType, obj runtime.Object, prev bool) error {
+	if ws.as != "" {
+		return ws.send(typ, obj)
+	}
+	type frameKey struct {
+		res  *resource
+		typ  watch.EventType
+		prev bool
+	}
+	v := memo.Do(frameKey{ws.q.res, typ, prev}, func() any {
+		b, err := ws.frame(typ, obj)
+		return memoResult{b, err}
+	}).(memoResult)
+	if v.err != nil {
+		return v.err
+	}
+	if _, err := ws.q.w.Write(v.val.([]byte)); err != nil {
+		return err
+	}
+	ws.q.w.Flush()
+	return nil
+}
+
+// memoResult is a value or error kept in a storage.Memo.
+type memoResult struct {
+	val any
+	err error
+}
+
+// decodeShared decodes a storage event's new (or, with prev, previous)
+// value once for every watcher of the resource.
+func decodeShared(res *resource, ev storage.Event, prev bool) (runtime.Object, error) {
+	type decodeKey struct {
+		res  *resource
+		prev bool
+	}
+	v := ev.Memo.Do(decodeKey{res, prev}, func() any {
+		value := ev.Value
+		if prev {
+			value = ev.PrevValue
+		}
+		obj, err := decodeStored(res, value, ev.Revision)
+		return memoResult{obj, err}
+	}).(memoResult)
+	if v.err != nil {
+		return nil, v.err
+	}
+	return v.val.(runtime.Object), nil
 }
 
 // bookmark sends a BOOKMARK carrying only rev (and annotations).
@@ -218,7 +279,9 @@ func (ws *watchStream) sendError(err error) error {
 // matching is sent as DELETED, one that starts matching as ADDED.
 func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
 	res := ws.q.res
-	cur, err := decodeStored(res, ev.Value, ev.Revision)
+	// The decoded objects are shared with every other watcher of this
+	// resource: they are read, never changed.
+	cur, err := decodeShared(res, ev, false)
 	if err != nil {
 		return err
 	}
@@ -226,7 +289,7 @@ func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
 	prevMatch := false
 	var prev runtime.Object
 	if ev.PrevValue != nil && !ev.Created && ev.Type == storage.EventPut {
-		if prev, err = decodeStored(res, ev.PrevValue, ev.Revision); err == nil {
+		if prev, err = decodeShared(res, ev, true); err == nil {
 			prevMatch = sel.matches(res, prev)
 		}
 	}
@@ -248,9 +311,9 @@ func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
 	case curMatch:
 		typ = watch.Added
 	case prevMatch:
-		return ws.send(watch.Deleted, prev)
+		return ws.sendShared(ev.Memo, watch.Deleted, prev, true)
 	default:
 		return nil
 	}
-	return ws.send(typ, cur)
+	return ws.sendShared(ev.Memo, typ, cur, false)
 }

@@ -14,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 )
 
@@ -112,11 +113,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, ctx.Err()
 	}
 	endpoints := []string{clientURL.String()}
-	cli, err := dial(ctx, endpoints)
-	if err != nil {
-		e.Close()
-		return nil, err
-	}
+	// The control plane talks to its own member through direct calls, not
+	// gRPC over loopback: no sockets, no TLS, no second protobuf round.
+	// Tools such as etcdctl still reach the member on its client URL.
+	cli := v3client.New(e.Server)
 	log.Info("embedded etcd ready", "client-url", clientURL.String())
 	return &Server{client: cli, embedded: e, Endpoints: endpoints}, nil
 }

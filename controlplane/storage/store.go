@@ -78,6 +78,38 @@ type Event struct {
 	Revision int64
 	// Created is true when a put made the key exist.
 	Created bool
+	// Memo is shared by every watcher handed this event by the fan-out, so
+	// that what they derive from it (the decoded object, an encoded watch
+	// frame) is computed once however many watch the prefix, as
+	// kube-apiserver's watch cache shares one cachingObject. Nil on events
+	// replayed from history or read straight from etcd.
+	Memo *Memo
+}
+
+// Memo holds values derived from one Event, each computed once.
+type Memo struct {
+	mu   sync.Mutex
+	vals map[any]any
+}
+
+// Do returns the value stored under key, computing it with f the first time.
+// Concurrent callers with the same key wait for the one computing it. The
+// value is shared: callers must not modify it. A nil Memo just calls f.
+func (m *Memo) Do(key any, f func() any) any {
+	if m == nil {
+		return f()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.vals[key]; ok {
+		return v
+	}
+	v := f()
+	if m.vals == nil {
+		m.vals = make(map[any]any, 2)
+	}
+	m.vals[key] = v
+	return v
 }
 
 // Config tunes the store.
@@ -92,7 +124,12 @@ type Config struct {
 	// CompactionInterval; zero means DefaultCompactionInterval, negative
 	// disables compaction.
 	CompactionInterval time.Duration
-	Logger             *slog.Logger
+	// SerializableReads reads from the member the client talks to without
+	// a quorum round. It is only right for a single-member cluster (the
+	// embedded one), where the member applies a write before acknowledging
+	// it, so a serializable read already sees every acknowledged write.
+	SerializableReads bool
+	Logger            *slog.Logger
 }
 
 // Store reads and writes objects in etcd and fans one etcd watch out to many
@@ -174,11 +211,18 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (*KeyValue
 	return &KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}, nil
 }
 
+func (s *Store) readOptions() []clientv3.OpOption {
+	if s.cfg.SerializableReads {
+		return []clientv3.OpOption{clientv3.WithSerializable()}
+	}
+	return nil
+}
+
 // Get reads one key, or returns ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (*KeyValue, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 	defer cancel()
-	resp, err := s.client.Get(ctx, key)
+	resp, err := s.client.Get(ctx, key, s.readOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("failed to get %q: %w", key, err)
 	}
@@ -221,7 +265,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (*Lis
 		}
 		start = opts.StartKey
 	}
-	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix))}
+	ops := append(s.readOptions(), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))
 	if opts.Revision > 0 {
 		ops = append(ops, clientv3.WithRev(opts.Revision))
 	}

@@ -252,3 +252,70 @@ func next(t *testing.T, ch <-chan storage.Event) storage.Event {
 	}
 	return storage.Event{}
 }
+
+// Watchers of one prefix share each live event's memo, so what they derive
+// from it is computed once; replayed events carry none.
+func TestWatchersShareOneMemoPerEvent(t *testing.T) {
+	s := newStore(t, storage.Config{SerializableReads: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prefix := storage.Prefix("pods", "default")
+	a, err := s.Watch(ctx, prefix, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Watch(ctx, prefix, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := s.Create(ctx, storage.Key("pods", "default", "m"), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evA, evB storage.Event
+	for _, x := range []struct {
+		ch  <-chan storage.Event
+		out *storage.Event
+	}{{a, &evA}, {b, &evB}} {
+		select {
+		case *x.out = <-x.ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+	if evA.Memo == nil || evA.Memo != evB.Memo {
+		t.Fatalf("memos = %p, %p; want one shared memo", evA.Memo, evB.Memo)
+	}
+	calls := 0
+	f := func() any { calls++; return calls }
+	if v := evA.Memo.Do("k", f); v != 1 {
+		t.Errorf("first Do = %v", v)
+	}
+	if v := evB.Memo.Do("k", f); v != 1 || calls != 1 {
+		t.Errorf("second Do = %v after %d calls; want the first value, computed once", v, calls)
+	}
+	if v := evB.Memo.Do("other", f); v != 2 {
+		t.Errorf("Do with another key = %v, want a new value", v)
+	}
+
+	replay, err := s.Watch(ctx, prefix, kv.ModRevision-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-replay:
+		if ev.Memo != nil || ev.Revision != kv.ModRevision {
+			t.Errorf("replayed event = rev %d memo %p; want rev %d without a memo", ev.Revision, ev.Memo, kv.ModRevision)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no replayed event")
+	}
+	// The serializable read sees the acknowledged write.
+	if got, err := s.Get(ctx, storage.Key("pods", "default", "m")); err != nil || got.ModRevision != kv.ModRevision {
+		t.Errorf("serializable get = %+v, %v", got, err)
+	}
+	var nilMemo *storage.Memo
+	if v := nilMemo.Do("k", func() any { return "direct" }); v != "direct" {
+		t.Errorf("nil memo Do = %v", v)
+	}
+}

@@ -116,7 +116,10 @@ func (s *Store) publish(events []Event, headerRev int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range events {
+		// The history keeps the raw event only: a memo's decoded objects
+		// would stay alive as long as the ring holds them.
 		s.history = append(s.history, ev)
+		ev.Memo = &Memo{}
 		for w := range s.watchers {
 			if !strings.HasPrefix(ev.Key, w.prefix) {
 				continue

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,11 +111,17 @@ func NewDefaultChain(namespaces NamespaceLister) *Chain {
 // 403 Forbidden, 404 NotFound, ...); any other plugin error becomes a 500.
 func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
 	var steps []Step
-	for _, p := range c.mutating {
+	// Each plugin's patch is the difference between the object before and
+	// after it; one plugin's "after" is the next one's "before", and a
+	// plugin that changed nothing (the usual case) costs no diff.
+	var before []byte
+	for i, p := range c.mutating {
 		step := Step{Plugin: p.Name(), Phase: PhaseMutating}
-		before, err := marshalObject(a.Object)
-		if err != nil {
-			return steps, apierrors.NewInternalError(err)
+		if i == 0 {
+			var err error
+			if before, err = marshalObject(a.Object); err != nil {
+				return steps, apierrors.NewInternalError(err)
+			}
 		}
 		if err := p.Admit(ctx, a); err != nil {
 			serr := asStatusError(err)
@@ -125,11 +132,14 @@ func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
 		if err != nil {
 			return steps, apierrors.NewInternalError(err)
 		}
-		patch, err := CreateJSONPatch(before, after)
-		if err != nil {
-			return steps, apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
+		if !bytes.Equal(before, after) {
+			patch, err := CreateJSONPatch(before, after)
+			if err != nil {
+				return steps, apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
+			}
+			step.Patch = patch
 		}
-		step.Patch = patch
+		before = after
 		steps = append(steps, step)
 	}
 	for _, p := range c.validating {
