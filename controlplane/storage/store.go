@@ -117,7 +117,8 @@ type Config struct {
 	// Prefix is the part of the key space the store's one watch covers;
 	// empty means Root.
 	Prefix string
-	// History is the number of recent events kept for resuming watchers.
+	// History is the number of recent events kept for resuming watchers
+	// (at least History, at most twice as many).
 	History int
 	// WatcherBuffer is the per-watcher queue length.
 	WatcherBuffer int
@@ -143,7 +144,8 @@ type Store struct {
 	mu sync.Mutex // guards the fields below
 	// rev is the newest revision the feed has seen (events or progress).
 	rev int64
-	// history holds the last cfg.History events in revision order.
+	// history holds the last cfg.History to 2×cfg.History events in
+	// revision order.
 	history []Event
 	// historyFrom is the revision after which history is complete.
 	historyFrom int64

@@ -131,9 +131,14 @@ func (s *Store) publish(events []Event, headerRev int64) {
 			}
 		}
 	}
-	if over := len(s.history) - s.cfg.History; over > 0 {
+	// The ring may hold up to twice History events; trimming back to
+	// History then costs one copy per History events, not one per event.
+	if len(s.history) > 2*s.cfg.History {
+		over := len(s.history) - s.cfg.History
 		s.historyFrom = s.history[over-1].Revision
-		s.history = append(s.history[:0:0], s.history[over:]...)
+		n := copy(s.history, s.history[over:])
+		clear(s.history[n:])
+		s.history = s.history[:n]
 	}
 	if headerRev > s.rev {
 		s.rev = headerRev
