@@ -61,8 +61,7 @@ func newControllerManagerCommand() *cobra.Command {
 // runControllerManager builds the manager's clients from cfg and runs it
 // until ctx ends.
 func runControllerManager(ctx context.Context, cfg *rest.Config, mcfg controllers.Config) error {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 1000, 2000
+	cfg = componentConfig(rest.CopyConfig(cfg))
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("failed to create controller manager client: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -386,11 +387,23 @@ func clientFor(ca *pki.CA, apiURL, user string, groups ...string) (kubernetes.In
 	return newClient(cfg)
 }
 
-// newClient raises client-go's default rate limits: the components share the
-// process with the API server, so its own limits are the ones that matter.
+// newClient returns a component's clientset (see componentConfig).
 func newClient(cfg *rest.Config) (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(componentConfig(cfg))
+}
+
+// componentConfig tunes cfg for a control-plane component, in place. It
+// raises client-go's default rate limits: the components share the process
+// with the API server, so its own limits are the ones that matter. And it
+// speaks Kubernetes' protobuf, as kube-scheduler and kube-controller-manager
+// do (--kube-api-content-type), which costs far less to encode and decode
+// than JSON; clients built from cfg for other encodings (the dynamic and
+// metadata clients) set their own.
+func componentConfig(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst = 1000, 2000
-	return kubernetes.NewForConfig(cfg)
+	cfg.ContentType = k8sruntime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + "," + k8sruntime.ContentTypeJSON
+	return cfg
 }
 
 // authentication is what `glassplane up` loads for the API server's

@@ -307,6 +307,14 @@ func (q *request) respond(code int, obj runtime.Object) {
 		q.writeJSON(code, converted)
 		return
 	}
+	if q.res != nil && wantsProtobuf(accept) {
+		if _, isStatus := obj.(*metav1.Status); !isStatus {
+			if b, err := encodeProtobuf(obj); err == nil {
+				q.writeEncoded(code, obj, b, mediaProtobuf)
+				return
+			}
+		}
+	}
 	if wantsYAML(accept) {
 		b, err := yamlEncode(obj)
 		if err == nil {

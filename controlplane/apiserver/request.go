@@ -243,6 +243,21 @@ func (q *request) writeJSONAs(code int, obj any, contentType string) {
 	q.w.Write(b)
 }
 
+// writeEncoded answers body, obj already encoded in a non-JSON media type;
+// the audit event keeps the object's JSON form when its policy asks.
+func (q *request) writeEncoded(code int, obj runtime.Object, body []byte, contentType string) {
+	q.ev.ResponseStatus = successStatus(code)
+	if q.s.audit.WantsResponse(q.ev) {
+		if b, err := json.Marshal(obj); err == nil {
+			q.recordResponse(b)
+		}
+	}
+	q.w.Header().Set("Content-Type", contentType)
+	q.w.Header().Set("Cache-Control", "no-cache, private")
+	q.w.WriteHeader(code)
+	q.w.Write(body)
+}
+
 // recordResponse keeps the response body in the audit event when the audit
 // policy asks for RequestResponse: never a Secret's, nor an issued token.
 func (q *request) recordResponse(body []byte) {

@@ -47,6 +47,8 @@ type watchStream struct {
 	q *request
 	// as is the conversion the client asked for (Table, PartialObjectMetadata).
 	as string
+	// proto sends length-prefixed protobuf frames instead of JSON lines.
+	proto bool
 	// lastRev is the revision of the last event sent.
 	lastRev int64
 }
@@ -63,11 +65,16 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
 	return nil
 }
 
-// frame encodes one watch event as the JSON line sent to the client.
+// frame encodes one watch event as sent to the client: a JSON line, or a
+// protobuf metav1.WatchEvent behind its 4-byte big-endian length, as
+// kube-apiserver's "application/vnd.kubernetes.protobuf;stream=watch" is.
 func (ws *watchStream) frame(typ watch.EventType, obj runtime.Object) ([]byte, error) {
 	body, err := ws.q.convertAs(ws.as, obj)
 	if err != nil {
 		return nil, err
+	}
+	if ws.proto {
+		return protobufWatchFrame(typ, body)
 	}
 	b, err := json.Marshal(watchEvent{Type: typ, Object: body})
 	if err != nil {
@@ -83,11 +90,12 @@ func (ws *watchStream) sendShared(memo *storage.Memo, typ watch.EventType, obj r
 		return ws.send(typ, obj)
 	}
 	type frameKey struct {
-		res  *resource
-		typ  watch.EventType
-		prev bool
+		res   *resource
+		typ   watch.EventType
+		prev  bool
+		proto bool
 	}
-	v := memo.Do(frameKey{ws.q.res, typ, prev}, func() any {
+	v := memo.Do(frameKey{ws.q.res, typ, prev, ws.proto}, func() any {
 		b, err := ws.frame(typ, obj)
 		return memoResult{b, err}
 	}).(memoResult)
@@ -139,11 +147,17 @@ func (ws *watchStream) bookmark(rev int64, annotations map[string]string) error 
 	if ws.as == asPartialObjectMetadata {
 		body, _ = ws.q.convertAs(ws.as, obj)
 	}
-	b, err := json.Marshal(watchEvent{Type: watch.Bookmark, Object: body})
+	var b []byte
+	var err error
+	if ws.proto {
+		b, err = protobufWatchFrame(watch.Bookmark, body)
+	} else if b, err = json.Marshal(watchEvent{Type: watch.Bookmark, Object: body}); err == nil {
+		b = append(b, '\n')
+	}
 	if err != nil {
 		return err
 	}
-	if _, err := ws.q.w.Write(append(b, '\n')); err != nil {
+	if _, err := ws.q.w.Write(b); err != nil {
 		return err
 	}
 	ws.q.w.Flush()
@@ -208,8 +222,14 @@ func (q *request) watch() error {
 	}
 	q.enter(stageEtcd)
 	events, err := q.s.store.Watch(ctx, prefix, startRev)
-	ws := &watchStream{q: q, as: wantsAs(q.r.Header.Get("Accept")), lastRev: startRev}
-	q.w.Header().Set("Content-Type", "application/json")
+	accept := q.r.Header.Get("Accept")
+	ws := &watchStream{q: q, as: wantsAs(accept), lastRev: startRev}
+	ws.proto = ws.as == "" && wantsProtobuf(accept)
+	if ws.proto {
+		q.w.Header().Set("Content-Type", mediaProtobuf+";stream=watch")
+	} else {
+		q.w.Header().Set("Content-Type", "application/json")
+	}
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
 	q.ev.ResponseStatus = successStatus(http.StatusOK)
@@ -268,8 +288,14 @@ func (q *request) watchStartError(err error, rev int64) error {
 
 func (ws *watchStream) sendError(err error) error {
 	st := toStatus(err)
-	b, _ := json.Marshal(watchEvent{Type: watch.Error, Object: st})
-	ws.q.w.Write(append(b, '\n'))
+	var b []byte
+	if ws.proto {
+		b, _ = protobufWatchFrame(watch.Error, st)
+	} else {
+		b, _ = json.Marshal(watchEvent{Type: watch.Error, Object: st})
+		b = append(b, '\n')
+	}
+	ws.q.w.Write(b)
 	ws.q.w.Flush()
 	return nil
 }
