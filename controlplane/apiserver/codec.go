@@ -226,24 +226,54 @@ const (
 )
 
 // wantsAs returns the meta.k8s.io conversion the Accept header asks for
-// (Table, PartialObjectMetadata, PartialObjectMetadataList) in its first
-// JSON media type, or "".
+// (Table, PartialObjectMetadata, PartialObjectMetadataList), or "".
 func wantsAs(accept string) string {
+	as, _ := negotiate(accept)
+	return as
+}
+
+// wantsProtobuf reports whether the answer should be Kubernetes' protobuf.
+func wantsProtobuf(accept string) bool {
+	_, proto := negotiate(accept)
+	return proto
+}
+
+// negotiate reads the Accept header in order and returns the conversion and
+// encoding of the first media type the server can answer: JSON (optionally
+// with "as"), or application/vnd.kubernetes.protobuf, plain or as
+// PartialObjectMetadata(List), as client-go's metadata client asks. A Table
+// has no protobuf form, so a protobuf Table entry is passed over for the
+// client's next choice.
+func negotiate(accept string) (as string, proto bool) {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != "application/json" {
+		if err != nil {
 			continue
 		}
-		if params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") {
-			return ""
+		switch mt {
+		case mediaProtobuf:
+			switch params["as"] {
+			case "":
+				return "", true
+			case asPartialObjectMetadata, asPartialObjectMetadataList:
+				if params["g"] == "meta.k8s.io" && params["v"] == "v1" {
+					return params["as"], true
+				}
+			}
+		case mediaJSON:
+			if params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") {
+				return "", false
+			}
+			switch params["as"] {
+			case asTable, asPartialObjectMetadata, asPartialObjectMetadataList:
+				return params["as"], false
+			}
+			return "", false
+		case mediaYAML, "*/*", "application/*":
+			return "", false
 		}
-		switch params["as"] {
-		case asTable, asPartialObjectMetadata, asPartialObjectMetadataList:
-			return params["as"]
-		}
-		return ""
 	}
-	return ""
+	return "", false
 }
 
 // convertAs converts obj as the client asked (see wantsAs); obj unchanged
@@ -303,6 +333,12 @@ func (q *request) respond(code int, obj runtime.Object) {
 		if err != nil {
 			q.fail("", err)
 			return
+		}
+		if wantsProtobuf(accept) {
+			if b, err := encodeProtobuf(converted); err == nil {
+				q.writeEncoded(code, converted, b, mediaProtobuf)
+				return
+			}
 		}
 		q.writeJSON(code, converted)
 		return

@@ -3,36 +3,11 @@ package apiserver
 import (
 	"bytes"
 	"encoding/binary"
-	"mime"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
-
-// wantsProtobuf reports whether the client prefers Kubernetes' protobuf
-// encoding: the first media type in Accept that the server can answer is
-// application/vnd.kubernetes.protobuf without a conversion. Conversions
-// ("as=Table", "as=PartialObjectMetadata") are answered in JSON, the
-// client's next choice, as client-go's metadata client lists it.
-func wantsProtobuf(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case mediaProtobuf:
-			if params["as"] == "" {
-				return true
-			}
-		case mediaJSON, mediaYAML, "*/*", "application/*":
-			return false
-		}
-	}
-	return false
-}
 
 // encodeProtobuf encodes obj as kube-apiserver does: the "k8s\x00" magic,
 // then a runtime.Unknown carrying the object's apiVersion and kind and its

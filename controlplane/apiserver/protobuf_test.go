@@ -132,8 +132,25 @@ func TestProtobufWatchStreamAndInformer(t *testing.T) {
 		return names["one"] && names["two"]
 	})
 
-	// client-go's metadata client lists protobuf with as=PartialObjectMetadata
-	// first; that conversion is answered in JSON, its second choice.
+	// client-go's metadata client asks for PartialObjectMetadata in
+	// protobuf first; a Table has no protobuf form, so the JSON entry after
+	// it is the answer.
+	for _, tc := range []struct{ accept, want string }{
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", "application/vnd.kubernetes.protobuf"},
+		{"application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json;as=Table;g=meta.k8s.io;v=v1", "application/json"},
+		{"application/json,application/vnd.kubernetes.protobuf", "application/json"},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, shared.url+"/api/v1/namespaces/"+ns+"/configmaps", nil)
+		req.Header.Set("Accept", tc.accept)
+		resp, err := shared.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || got != tc.want {
+			t.Errorf("Accept %s: %s, Content-Type %q, want %q", tc.accept, resp.Status, got, tc.want)
+		}
+	}
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

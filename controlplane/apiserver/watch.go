@@ -224,7 +224,7 @@ func (q *request) watch() error {
 	events, err := q.s.store.Watch(ctx, prefix, startRev)
 	accept := q.r.Header.Get("Accept")
 	ws := &watchStream{q: q, as: wantsAs(accept), lastRev: startRev}
-	ws.proto = ws.as == "" && wantsProtobuf(accept)
+	ws.proto = wantsProtobuf(accept)
 	if ws.proto {
 		q.w.Header().Set("Content-Type", mediaProtobuf+";stream=watch")
 	} else {
