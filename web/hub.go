@@ -116,12 +116,19 @@ func (h *hub) watch(ctx context.Context) <-chan storage.Event {
 }
 
 func (h *hub) broadcastStorage(ev storage.Event) {
-	msgs := storageMessages(ev, time.Now())
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if ev.Revision > h.rev {
 		h.rev = ev.Revision
 	}
+	idle := len(h.clients) == 0
+	h.mu.Unlock()
+	if idle {
+		// No browser is watching: skip decoding the object.
+		return
+	}
+	msgs := storageMessages(ev, time.Now())
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, m := range msgs {
 		h.sendLocked(m)
 	}
