@@ -13,6 +13,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // ErrNoNodesAvailable is the failure of a cycle that found no node at all.
@@ -40,6 +41,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	cycle := s.queue.SchedulingCycle()
 	prof := s.profileFor(pod)
 	if prof == nil || s.skipPodSchedule(prof, pod) {
+		s.queue.Done(pod)
+		return
+	}
+	if tempo.Wait(ctx, "schedule pod "+key) != nil {
 		s.queue.Done(pod)
 		return
 	}
