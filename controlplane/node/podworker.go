@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // podWorker runs one pod. Its fields below wakeCh belong to the worker's
@@ -261,6 +262,9 @@ func (a *Agent) containersByName(ctx context.Context, uid types.UID) (map[string
 // emitting kubelet's events for each step.
 func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, spec runtime.PodSpec, c corev1.Container, attempt int) {
 	ref := containerRef(pod, c.Name)
+	if tempo.Wait(ctx, "start container "+c.Name+" of pod "+pod.Namespace+"/"+pod.Name) != nil {
+		return
+	}
 	if !a.ensureImage(ctx, w, pod, c) {
 		return
 	}

@@ -47,6 +47,8 @@ type Simulated struct {
 type simContainer struct {
 	status    ContainerStatus
 	completes bool
+	// exitCode is the status it completes with (see simulatedExitCode).
+	exitCode int
 }
 
 var _ Runtime = (*Simulated)(nil)
@@ -146,6 +148,9 @@ func (s *Simulated) CreateContainer(_ context.Context, pod PodSpec, c ContainerS
 			CreatedAt:    time.Now(),
 		},
 		completes: pod.RestartPolicy == "Never" || pod.RestartPolicy == "OnFailure",
+	}
+	if code, ok := simulatedExitCode(c); ok {
+		s.containers[id].completes, s.containers[id].exitCode = true, code
 	}
 	return id, nil
 }
@@ -258,8 +263,11 @@ func (s *Simulated) refreshLocked(c *simContainer, now time.Time) {
 	if done := c.status.StartedAt.Add(s.cfg.CompleteAfter); !now.Before(done) {
 		c.status.State = StateExited
 		c.status.FinishedAt = done
-		c.status.ExitCode = 0
+		c.status.ExitCode = int32(c.exitCode)
 		c.status.Reason = "Completed"
+		if c.exitCode != 0 {
+			c.status.Reason = "Error"
+		}
 	}
 }
 
