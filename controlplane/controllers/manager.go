@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/glassplane/glassplane/controlplane/controllers/daemonset"
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpoint"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpointslice"
@@ -108,6 +109,13 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create job controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"job", jc.Run})
+
+	dsc, err := daemonset.New(m.log, client, recorder("daemonset-controller"), f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods(), f.Core().V1().Nodes())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
 
 	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
 	if err != nil {
