@@ -180,6 +180,26 @@ func (c *Containerd) PullImage(ctx context.Context, ref string) (Image, error) {
 	return out, err
 }
 
+// ListImages implements Runtime: the images in the node's namespace.
+func (c *Containerd) ListImages(ctx context.Context) ([]Image, error) {
+	imgs, err := c.client.ListImages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to list images: %w", err)
+	}
+	out := make([]Image, 0, len(imgs))
+	for _, img := range imgs {
+		d, _, err := c.describe(ctx, img)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 func (c *Containerd) unpack(ctx context.Context, img client.Image) error {
 	ok, err := img.IsUnpacked(ctx, c.cfg.Snapshotter)
 	if err != nil {
@@ -491,6 +511,18 @@ func (c *Containerd) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("failed to label container %q: %w", id, err)
 	}
 	return nil
+}
+
+// StopContainer implements Runtime.
+func (c *Containerd) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	ctr, err := c.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return fmt.Errorf("failed to stop container %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to load container %q: %w", id, err)
+	}
+	return stopTask(ctx, ctr, grace)
 }
 
 // StopPod implements Runtime: every running task of the pod gets SIGTERM,
