@@ -193,6 +193,7 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 	succeeded := status.Succeeded + int32(len(u.Succeeded))
 	var release []*v1.Pod
 	added := false
+	var newSucceeded, newFailed int
 	for _, p := range pods {
 		if !hasTrackingFinalizer(p) {
 			continue
@@ -203,12 +204,14 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 				u.Succeeded = append(u.Succeeded, p.UID)
 				inSucceeded.Insert(p.UID)
 				succeeded++
+				newSucceeded++
 				added = true
 			}
 		case isPodFailed(job, p):
 			if !inFailed.Has(p.UID) && !inSucceeded.Has(p.UID) {
 				u.Failed = append(u.Failed, p.UID)
 				inFailed.Insert(p.UID)
+				newFailed++
 				added = true
 			}
 		default:
@@ -224,6 +227,7 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 			return nil, err
 		}
 		job = updated.DeepCopy()
+		c.recordBackoff(key, newSucceeded, newFailed)
 	}
 	var errs []error
 	var mu sync.Mutex
@@ -270,7 +274,6 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 		u.Succeeded, u.Failed = keepS, keepF
 		status.Succeeded += int32(movedS)
 		status.Failed += int32(movedF)
-		c.recordBackoff(key, movedS, movedF)
 		updated, err := c.updateStatus(ctx, job, status)
 		if err != nil {
 			return nil, errors.Join(append(errs, err)...)
