@@ -94,6 +94,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/requests", d.requests)
 	g.GET("/events", d.events)
 	g.GET("/nodes", d.nodes)
+	g.GET("/scheduler/:namespace/:name", d.scheduler)
 	g.GET("/ws", d.serveWS)
 }
 
