@@ -101,7 +101,7 @@ type FilterCell struct {
 
 // MatrixScore is one score plugin on one node.
 type MatrixScore struct {
-	Present                          bool
+	Present                           bool
 	Raw, Normalized, Weight, Weighted int64
 }
 
