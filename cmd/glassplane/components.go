@@ -15,6 +15,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // newSchedulerCommand runs the scheduler as its own process against any API
@@ -47,7 +48,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.Run(cmd.Context())
+			return tempo.Gated(client, "scheduler", s.Run)(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the scheduler's identity")
@@ -113,7 +114,7 @@ func newNodeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return agent.Run(ctx)
+			return tempo.Gated(client, "node/"+nodeName, agent.Run)(ctx)
 		},
 	}
 	f := cmd.Flags()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/controllers"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // controllerManagerLease is the Lease the controller managers elect a
@@ -61,7 +62,10 @@ func newControllerManagerCommand() *cobra.Command {
 // runControllerManager builds the manager's clients from cfg and runs it
 // until ctx ends.
 func runControllerManager(ctx context.Context, cfg *rest.Config, mcfg controllers.Config) error {
-	cfg = rest.CopyConfig(cfg)
+	cfg, err := tempo.GateConfig(ctx, rest.CopyConfig(cfg), "controller-manager")
+	if err != nil {
+		return err
+	}
 	cfg.QPS, cfg.Burst = 1000, 2000
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

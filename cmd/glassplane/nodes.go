@@ -17,6 +17,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // startNodes starts the local node (containerd or simulated, unless mode is
@@ -154,5 +155,5 @@ func startNode(ctx context.Context, g *errgroup.Group, ca *pki.CA, apiURL string
 	if err != nil {
 		return nil, err
 	}
-	return runPart(ctx, g, "node "+cfg.NodeName, agent.Run), nil
+	return runPart(ctx, g, "node "+cfg.NodeName, tempo.Gated(client, "node/"+cfg.NodeName, agent.Run)), nil
 }

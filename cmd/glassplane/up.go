@@ -31,6 +31,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/pki"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 	"github.com/glassplane/glassplane/server"
 	"github.com/glassplane/glassplane/web"
 )
@@ -264,7 +265,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
-		stopSched := runPart(ctx, g, "scheduler", sched.Run)
+		stopSched := runPart(ctx, g, "scheduler", tempo.Gated(schedClient, "scheduler", sched.Run))
 		defer stopSched()
 	}
 

@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	// absentPoll is how often a gate looks again for a missing tempo object.
+	// absentPoll is the pause after a failed watch for a missing tempo object.
 	absentPoll = 5 * time.Second
 	// retryDelay is the pause after a failed read or watch.
 	retryDelay = time.Second
@@ -57,15 +57,19 @@ func NewGate(client kubernetes.Interface, component string, log *slog.Logger) *G
 // Component is the name the gate shows for its waiting actions.
 func (g *Gate) Component() string { return g.component }
 
-// Run reads the tempo object and watches it by name until ctx ends. A
-// missing object is looked for again every few seconds.
+// Run reads the tempo object and watches it by name until ctx ends; a
+// missing object is watched for until it is created.
 func (g *Gate) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		cm, err := g.client.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			g.set(nil)
-			sleep(ctx, absentPoll)
+			// Watch from now on: the object's creation arrives as ADDED.
+			if err := g.watch(ctx, ""); err != nil && ctx.Err() == nil {
+				g.log.Debug("tempo watch ended", "err", err)
+				sleep(ctx, absentPoll)
+			}
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
