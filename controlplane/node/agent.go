@@ -65,6 +65,10 @@ type Config struct {
 	// A simulated node defaults to 4 cpu, 16Gi memory, 110 pods, 100Gi
 	// ephemeral-storage; a containerd node reads the host.
 	Capacity corev1.ResourceList
+	// SystemReserved is held back from the node's capacity for the system
+	// and the agent: allocatable is capacity minus it (never below zero),
+	// like kubelet's --system-reserved.
+	SystemReserved corev1.ResourceList
 	// NodeIP is the node's InternalIP; the host's first non-loopback IPv4
 	// address when empty.
 	NodeIP string
@@ -146,6 +150,7 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	}
 	cfg.Labels = maps.Clone(cfg.Labels)
 	cfg.Capacity = cfg.Capacity.DeepCopy()
+	cfg.SystemReserved = cfg.SystemReserved.DeepCopy()
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
