@@ -64,6 +64,8 @@ func newNodeCommand() *cobra.Command {
 		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
 		startDelay                                                    time.Duration
 		capacity                                                      map[string]string
+		systemReserved                                                string
+		insecureRegistries                                            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -87,6 +89,9 @@ func newNodeCommand() *cobra.Command {
 				nodeName = strings.ToLower(h)
 			}
 			nc := node.Config{NodeName: nodeName, DataDir: dataDir, Capacity: corev1.ResourceList{}}
+			if nc.SystemReserved, err = node.ParseResourceList(systemReserved); err != nil {
+				return fmt.Errorf("invalid --system-reserved: %w", err)
+			}
 			for name, value := range capacity {
 				q, err := resource.ParseQuantity(value)
 				if err != nil {
@@ -102,7 +107,7 @@ func newNodeCommand() *cobra.Command {
 				if containerdAddress == "" {
 					return fmt.Errorf("--containerd-address is required with --runtime containerd")
 				}
-				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods"})
+				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods", InsecureRegistries: insecureRegistries})
 				if err != nil {
 					return err
 				}
@@ -125,6 +130,8 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
+	f.StringVar(&systemReserved, "system-reserved", "", "resources held back from the node's allocatable, e.g. cpu=100m,memory=256Mi")
+	f.StringSliceVar(&insecureRegistries, "insecure-registry", nil, "registries (host:port) pulled from over plain HTTP (loopback ones always are)")
 	return cmd
 }
 
