@@ -105,6 +105,9 @@ type Agent struct {
 	nodeIP      string
 	ready       chan struct{}
 	podIPs      *podIPAllocator
+	// statusKick asks the node status loop to post the status now (after
+	// an image pull changed the node's image list).
+	statusKick chan struct{}
 
 	podLister corelisters.PodLister
 
@@ -169,6 +172,7 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName}),
 		nodeIP:      nodeIP,
 		ready:       make(chan struct{}),
+		statusKick:  make(chan struct{}, 1),
 		workers:     map[types.UID]*podWorker{},
 	}
 	if cfg.Simulated {

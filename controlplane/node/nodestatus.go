@@ -208,8 +208,8 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 	return nil
 }
 
-// nodeStatusLoop posts the node status every NodeStatusInterval; a node
-// deleted from the API is registered again.
+// nodeStatusLoop posts the node status every NodeStatusInterval and when
+// kicked; a node deleted from the API is registered again.
 func (a *Agent) nodeStatusLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.NodeStatusInterval)
 	defer t.Stop()
@@ -218,6 +218,7 @@ func (a *Agent) nodeStatusLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-a.statusKick:
 		}
 		err := a.updateNodeStatus(ctx)
 		if apierrors.IsNotFound(err) {

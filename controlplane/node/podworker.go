@@ -415,10 +415,14 @@ func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod,
 	a.postStart(ctx, w, pod, c, id)
 }
 
-// ensureImage finds or pulls the container's image, following its
-// imagePullPolicy for absent images, with kubelet's events and waiting
-// reasons (ErrImagePull, then ImagePullBackOff). An image already on the
-// node is used whatever the policy: nodes here are usually offline.
+// ensureImage finds or pulls the container's image per its
+// imagePullPolicy, with kubelet's events and waiting reasons (ErrImagePull,
+// then ImagePullBackOff, ErrImageNeverPull): Never uses only what is on the
+// node, IfNotPresent pulls what is missing, Always pulls every time. Two
+// exceptions keep offline nodes working: images under LocalImageDomain
+// (built or imported on the node) are never pulled, and when an Always
+// pull fails but the node has the image, the node's copy is used with a
+// warning.
 func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) bool {
 	ref := containerRef(pod, c.Name)
 	_, present, err := a.cfg.Runtime.ImageStatus(ctx, c.Image)
@@ -434,7 +438,11 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		}
 		return false
 	}
-	if present {
+	pull := !present
+	if c.ImagePullPolicy == corev1.PullAlways && !isLocalImage(c.Image) {
+		pull = true
+	}
+	if !pull {
 		a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 		return true
 	}
@@ -459,6 +467,10 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	start := time.Now()
 	img, err := a.cfg.Runtime.PullImage(ctx, c.Image)
+	if err != nil && present && ctx.Err() == nil {
+		a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v; using the image already present on machine", c.Image, err)
+		return true
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -470,9 +482,23 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		return false
 	}
 	delete(w.backoffs, pullKey)
+	select {
+	case a.statusKick <- struct{}{}:
+	default:
+	}
 	took := time.Since(start).Truncate(time.Millisecond)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)
 	return true
+}
+
+// LocalImageDomain is the registry domain of images that exist only on
+// nodes (the demo image, images made for `glassplane image import`); they
+// are never pulled.
+const LocalImageDomain = "glassplane.local"
+
+// isLocalImage says whether ref is under LocalImageDomain.
+func isLocalImage(ref string) bool {
+	return strings.HasPrefix(ref, LocalImageDomain+"/")
 }
 
 // shouldRestart applies the pod's restartPolicy to an exited container.
