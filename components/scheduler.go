@@ -1,10 +1,7 @@
 package components
 
 import (
-	"fmt"
 	"strconv"
-
-	"github.com/a-h/templ"
 )
 
 // PageScheduler is the scheduler's explanation of one pod.
@@ -112,11 +109,6 @@ func schedInt64(n int64) string { return strconv.FormatInt(n, 10) }
 // filterCol and scoreCol name the matrix columns the animation walks.
 func filterCol(i int) string { return "f" + strconv.Itoa(i) }
 func scoreCol(i int) string  { return "s" + strconv.Itoa(i) }
-
-// barStyle is the width of a normalised score's bar.
-func barStyle(normalized int64) templ.SafeCSS {
-	return templ.SafeCSS(fmt.Sprintf("width: %d%%;", min(max(normalized, 0), 100)))
-}
 
 func filterCellText(state string) string {
 	switch state {

@@ -123,7 +123,18 @@ function follow() {
   setTimeout(poll, POLL_MS);
 }
 
+// sizeBars sets each score bar to its normalised score (the page's
+// Content-Security-Policy refuses inline style attributes, not the CSSOM).
+function sizeBars() {
+  for (const cell of table.querySelectorAll("td.scell[data-normalized]")) {
+    const fill = cell.querySelector(".bar-fill");
+    const n = Math.min(100, Math.max(0, Number(cell.dataset.normalized) || 0));
+    if (fill) fill.style.width = `${n}%`;
+  }
+}
+
 if (table) {
+  sizeBars();
   const player = new Player();
   document.getElementById("sched-play").addEventListener("click", () => player.play());
   document.getElementById("sched-step").addEventListener("click", () => player.step());

@@ -493,6 +493,12 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 			t.Errorf("node %s: cells sum to %v and the total reads %q; the record says %d", s.Node, sums[s.Node], totals[s.Node], s.Total)
 		}
 	}
+	// Each bar is as long as its normalised score (under the dashboard's
+	// Content-Security-Policy, which refuses inline styles).
+	webtest.WaitFor(t, tab, `[...document.querySelectorAll('td.scell[data-normalized]')].every(c => {
+		const fill = c.querySelector('.bar-fill').getBoundingClientRect().width, bar = c.querySelector('.bar').getBoundingClientRect().width;
+		return bar > 0 && Math.abs(fill - bar * Number(c.dataset.normalized) / 100) < 2;
+	})`)
 	webtest.Screenshot(t, tab, filepath.Join(webtest.OutputDir(t), "scheduler-explained.png"))
 
 	if err := c.Client.CoreV1().Pods("explain").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
