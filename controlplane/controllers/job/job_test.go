@@ -320,3 +320,35 @@ func TestSyncOrphanPodLosesItsFinalizer(t *testing.T) {
 		t.Errorf("finalizers %v on a pod whose job is gone", got.Finalizers)
 	}
 }
+
+func TestSyncDeletesAFinishedJobAfterItsTTL(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		ttl        int32
+		wantDelete bool
+	}{{name: "ttl passed", ttl: 10, wantDelete: true}, {name: "ttl not yet passed", ttl: 60}} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJob(startedAgo(time.Minute), counted(1, 0))
+			j.Spec.TTLSecondsAfterFinished = &tt.ttl
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Second))}}
+			f := newFixture(t, j)
+			if err := f.c.sync(context.Background(), "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			var deletes []clienttesting.DeleteActionImpl
+			for _, a := range f.client.Actions() {
+				if d, ok := a.(clienttesting.DeleteActionImpl); ok && a.GetResource().Resource == "jobs" {
+					deletes = append(deletes, d)
+				}
+			}
+			if (len(deletes) == 1) != tt.wantDelete {
+				t.Fatalf("%d job deletions, want delete=%v", len(deletes), tt.wantDelete)
+			}
+			if tt.wantDelete {
+				if p := deletes[0].DeleteOptions.PropagationPolicy; p == nil || *p != metav1.DeletePropagationForeground {
+					t.Errorf("propagation %v, want Foreground", p)
+				}
+			}
+		})
+	}
+}
