@@ -207,7 +207,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		}},
 		{ObjectMeta: dashboardMeta(), Rules: []rbacv1.PolicyRule{
 			rule(v("get", "list", "watch", "create", "update", "patch", "delete"), g("*"), "*"),
-			rule(v("impersonate"), g(legacyGroup), "users", "groups"),
+			rule(v("impersonate"), g(legacyGroup), "users", "groups", "serviceaccounts"),
 			urls(v("get"), "*"),
 		}},
 		{ObjectMeta: tempoMeta(), Rules: []rbacv1.PolicyRule{
