@@ -187,6 +187,12 @@ spec:
 		if out != "1 1 6 NonIndexed oneshot" {
 			t.Errorf("defaults = %q, want \"1 1 6 NonIndexed oneshot\"", out)
 		}
+		if out := c.MustKubectl(t, "", "explain", "job.spec.backoffLimit"); !strings.Contains(out, "Specifies the number of retries before marking this job failed") {
+			t.Errorf("kubectl explain job.spec.backoffLimit:\n%s", out)
+		}
+		if out := c.MustKubectl(t, "", "explain", "ds.spec.updateStrategy"); !strings.Contains(out, "DaemonSetUpdateStrategy") {
+			t.Errorf("kubectl explain ds.spec.updateStrategy:\n%s", out)
+		}
 	})
 
 	t.Run("daemon set runs one pod per untainted node and rolls out a new image", func(t *testing.T) {
