@@ -42,6 +42,29 @@ type Overview struct {
 	Unscheduled []PodChip
 	// Feed holds recent steps, newest first.
 	Feed []FeedItem
+	// Tempo is the classroom tempo control.
+	Tempo Tempo
+}
+
+// Tempo is the classroom tempo (the ConfigMap kube-system/glassplane-tempo)
+// and what the viewer may do with it.
+type Tempo struct {
+	// Mode is realtime, slow or step; Modes lists them all.
+	Mode  string   `json:"mode"`
+	Modes []string `json:"-"`
+	// Delay is slow mode's wait before each action ("2s").
+	Delay string `json:"delay"`
+	// Released and Taken count the steps released and claimed.
+	Released int64 `json:"released"`
+	Taken    int64 `json:"taken"`
+	// LastStep is the action that took the last step.
+	LastStep string `json:"lastStep,omitempty"`
+	// Waiting lists "component: action" for every action waiting for a step.
+	Waiting []string `json:"waiting"`
+	// CanChange is whether the viewer may update the tempo object.
+	CanChange bool   `json:"-"`
+	ActingAs  string `json:"-"`
+	CSRFToken string `json:"-"`
 }
 
 // NodeBox is one node and the pods bound to it.

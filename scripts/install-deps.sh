@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what Glassplane's tests and `make up` need on Debian:
 # containerd and runc (real containers), busybox-static (the offline demo image),
-# CNI plugins, etcd (external-etcd test), chromium and a Korean font (browser
+# CNI plugins, etcd (external-etcd test), docker-registry (image pull test), chromium and a Korean font (browser
 # tests and screenshots of the Korean narration).
 # It is idempotent: packages already present are not reinstalled.
 #
@@ -14,7 +14,7 @@ profile="${1:-test}"
 pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 ca-certificates)
 case "$profile" in
 runtime) ;;
-test) pkgs+=(etcd-server etcd-client chromium fonts-nanum) ;;
+test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum) ;;
 *) echo "install-deps: unknown profile $profile (want runtime or test)" >&2; exit 2 ;;
 esac
 missing=()
@@ -37,8 +37,9 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian starts the packaged daemons; Glassplane manages its own containerd and etcd.
-for svc in containerd etcd; do
+# Debian starts the packaged daemons; Glassplane manages its own containerd and etcd,
+# the image pull test its own registry.
+for svc in containerd etcd docker-registry; do
 	if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
 done
 echo "install-deps: done"

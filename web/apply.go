@@ -79,8 +79,20 @@ spec:
 
 // applier creates or updates objects through the API server.
 type applier struct {
+	// dyn acts as the dashboard itself.
 	dyn    dynamic.Interface
 	mapper meta.ResettableRESTMapper
+	// as returns a client acting as a logged-in user (impersonating them);
+	// nil when every write is the dashboard's own.
+	as func(identity) (dynamic.Interface, error)
+}
+
+// client is the dynamic client acting as u (nil: the dashboard).
+func (a *applier) client(u *identity) (dynamic.Interface, error) {
+	if u == nil || a.as == nil {
+		return a.dyn, nil
+	}
+	return a.as(*u)
 }
 
 // newAPIApplier talks to the API server as the identity in cfg, finding
@@ -103,7 +115,11 @@ func newAPIApplier(cfg *rest.Config) (*applier, error) {
 
 // apply creates or updates every document of manifest in order and reports
 // each outcome. The error is for a manifest that cannot be read at all.
-func (a *applier) apply(ctx context.Context, manifest string) ([]components.ApplyResult, error) {
+func (a *applier) apply(ctx context.Context, u *identity, manifest string) ([]components.ApplyResult, error) {
+	dyn, err := a.client(u)
+	if err != nil {
+		return nil, err
+	}
 	docs, err := splitDocuments(manifest)
 	if err != nil {
 		return nil, err
@@ -113,7 +129,7 @@ func (a *applier) apply(ctx context.Context, manifest string) ([]components.Appl
 	}
 	results := make([]components.ApplyResult, 0, len(docs))
 	for i, doc := range docs {
-		results = append(results, a.applyOne(ctx, i+1, doc))
+		results = append(results, a.applyOne(ctx, dyn, i+1, doc))
 	}
 	return results, nil
 }
@@ -145,7 +161,7 @@ func splitDocuments(manifest string) ([][]byte, error) {
 	}
 }
 
-func (a *applier) applyOne(ctx context.Context, index int, doc []byte) components.ApplyResult {
+func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc []byte) components.ApplyResult {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(doc); err != nil {
 		return components.ApplyResult{Ref: fmt.Sprintf("document %d", index), Error: err.Error()}
@@ -161,7 +177,7 @@ func (a *applier) applyOne(ctx context.Context, index int, doc []byte) component
 		res.Error = fmt.Sprintf("resource mapping not found: no matches for kind %q in version %q", gvk.Kind, gvk.GroupVersion().String())
 		return res
 	}
-	ri := dynamic.ResourceInterface(a.dyn.Resource(mapping.Resource))
+	ri := dynamic.ResourceInterface(dyn.Resource(mapping.Resource))
 	namespace := ""
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		namespace = obj.GetNamespace()
@@ -169,7 +185,7 @@ func (a *applier) applyOne(ctx context.Context, index int, doc []byte) component
 			namespace = metav1.NamespaceDefault
 			obj.SetNamespace(namespace)
 		}
-		ri = a.dyn.Resource(mapping.Resource).Namespace(namespace)
+		ri = dyn.Resource(mapping.Resource).Namespace(namespace)
 	}
 
 	var existing *unstructured.Unstructured
@@ -288,7 +304,7 @@ func (d *Dashboard) applySubmit(c *echo.Context) error {
 		vm.Error = fmt.Sprintf("The manifest is larger than %d bytes.", maxManifestBytes)
 		status = http.StatusRequestEntityTooLarge
 	default:
-		results, err := d.applier.apply(c.Request().Context(), manifest)
+		results, err := d.applier.apply(c.Request().Context(), d.userOf(c.Request()), manifest)
 		if err != nil {
 			vm.Error = err.Error()
 			status = http.StatusUnprocessableEntity

@@ -81,7 +81,7 @@ func TestApplier(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			results, err := a.apply(ctx, tt.manifest)
+			results, err := a.apply(ctx, nil, tt.manifest)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)

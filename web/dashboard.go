@@ -18,6 +18,10 @@ import (
 	"github.com/glassplane/glassplane/static"
 )
 
+// errNoAPI is the answer of anything that writes when the dashboard has no
+// API connection.
+var errNoAPI = errors.New("the dashboard has no connection to the API server")
+
 // csrfField is the form field (and context key) of the apply form's token.
 const csrfField = "_csrf"
 
@@ -44,8 +48,9 @@ type Config struct {
 type Dashboard struct {
 	cfg     Config
 	log     *slog.Logger
-	hub     *hub
-	applier *applier
+	hub      *hub
+	applier  *applier
+	sessions *sessions
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -57,13 +62,14 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
 	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
 	if cfg.RESTConfig != nil {
 		a, err := newAPIApplier(cfg.RESTConfig)
 		if err != nil {
 			return nil, err
 		}
+		a.as = d.dynamicFor
 		d.applier = a
 	}
 	return d, nil
@@ -83,9 +89,12 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	})
 	e.GET("/login", d.loginForm, csrf)
 	e.POST("/login", d.loginSubmit, middleware.BodyLimit(64<<10), csrf)
+	e.POST("/logout", d.logout, middleware.BodyLimit(64<<10), csrf)
 	e.StaticFS("/static/", static.FS)
 	g := e.Group("", d.requireLogin)
-	g.GET("/", d.overview)
+	g.GET("/", d.overview, csrf)
+	g.POST("/tempo", d.tempoSet, middleware.BodyLimit(64<<10), csrf)
+	g.POST("/tempo/next", d.tempoNext, middleware.BodyLimit(64<<10), csrf)
 	g.GET("/apply", d.applyForm, csrf)
 	g.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
 	g.GET("/objects/:resource/:name", d.object)
@@ -94,12 +103,16 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/requests", d.requests)
 	g.GET("/events", d.events)
 	g.GET("/nodes", d.nodes)
+	g.GET("/scheduler/:namespace/:name", d.scheduler)
 	g.GET("/ws", d.serveWS)
 }
 
 // Run runs the websocket hub: one storage watch and one audit subscription
 // fanned out to every connected page. It blocks until ctx ends.
 func (d *Dashboard) Run(ctx context.Context) error {
+	if d.cfg.RESTConfig != nil {
+		go d.ensureTempo(ctx)
+	}
 	return d.hub.run(ctx)
 }
 

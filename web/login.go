@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -44,7 +45,7 @@ func loginProof(token string) string {
 // token; pages redirect to /login and everything else answers 401.
 func (d *Dashboard) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if d.cfg.LoginToken == "" || d.loggedIn(c.Request()) {
+		if d.cfg.LoginToken == "" || d.loggedIn(c.Request()) || d.userOf(c.Request()) != nil {
 			return next(c)
 		}
 		r := c.Request()
@@ -72,23 +73,52 @@ func (d *Dashboard) loginForm(c *echo.Context) error {
 	return render(c, http.StatusOK, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
 }
 
-// loginSubmit checks the token and sets the login cookie.
+// loginSubmit checks the token and sets the login cookie. The token is
+// either the dashboard's login token (the dashboard then acts with its own
+// identity) or a bearer token the API server accepts, such as one from
+// --token-auth-file or `kubectl create token`: the dashboard asks the API
+// server whose it is (SelfSubjectReview) and from then on acts as that
+// user, impersonating them, so RBAC decides every write as for them.
 func (d *Dashboard) loginSubmit(c *echo.Context) error {
 	next := safeNext(c.FormValue("next"))
 	token := c.FormValue("token")
-	if d.cfg.LoginToken == "" {
+	if d.cfg.LoginToken == "" && token == "" {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	if subtle.ConstantTimeCompare([]byte(loginProof(token)), []byte(loginProof(d.cfg.LoginToken))) != 1 {
-		d.log.Info("dashboard login refused", "remote", c.Request().RemoteAddr)
-		vm := components.Login{CSRFToken: csrfToken(c), Next: next, Error: "That token is not the dashboard's login token."}
+	if d.cfg.LoginToken != "" && subtle.ConstantTimeCompare([]byte(loginProof(token)), []byte(loginProof(d.cfg.LoginToken))) == 1 {
+		c.SetCookie(&http.Cookie{
+			Name: loginCookie, Value: loginProof(d.cfg.LoginToken), Path: "/",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
+		})
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	id, err := d.reviewToken(c.Request().Context(), token)
+	if err != nil {
+		d.log.Info("dashboard login refused", "remote", c.Request().RemoteAddr, "err", err)
+		vm := components.Login{CSRFToken: csrfToken(c), Next: next, Error: "Neither the dashboard's login token nor a token the API server accepts."}
 		return render(c, http.StatusUnauthorized, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
 	}
+	key, err := d.sessions.add(id)
+	if err != nil {
+		return err
+	}
+	d.log.Info("dashboard login", "user", id.User, "remote", c.Request().RemoteAddr)
 	c.SetCookie(&http.Cookie{
-		Name: loginCookie, Value: loginProof(d.cfg.LoginToken), Path: "/",
+		Name: sessionCookie, Value: key, Path: "/", MaxAge: int(sessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
 	})
 	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// logout ends the user's session and forgets the login cookie.
+func (d *Dashboard) logout(c *echo.Context) error {
+	if ck, err := c.Request().Cookie(sessionCookie); err == nil {
+		d.sessions.remove(ck.Value)
+	}
+	for _, name := range []string{sessionCookie, loginCookie} {
+		c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
 // safeNext keeps only the dashboard's own paths as a redirect target.

@@ -37,6 +37,7 @@ func (d *Dashboard) overview(c *echo.Context) error {
 	}
 	vm := overviewModel(nodes.Items, pods.Items)
 	vm.Feed = d.feed(events.Items)
+	vm.Tempo = d.tempoPanel(c)
 	return render(c, http.StatusOK, components.OverviewPage(d.layout("Overview", components.PageOverview, nodes.Revision, seq), vm))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // newSchedulerCommand runs the scheduler as its own process against any API
@@ -47,7 +48,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.Run(cmd.Context())
+			return tempo.Gated(client, "scheduler", s.Run)(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the scheduler's identity")
@@ -63,6 +64,8 @@ func newNodeCommand() *cobra.Command {
 		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
 		startDelay                                                    time.Duration
 		capacity                                                      map[string]string
+		systemReserved                                                string
+		insecureRegistries                                            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -86,6 +89,9 @@ func newNodeCommand() *cobra.Command {
 				nodeName = strings.ToLower(h)
 			}
 			nc := node.Config{NodeName: nodeName, DataDir: dataDir, Capacity: corev1.ResourceList{}}
+			if nc.SystemReserved, err = node.ParseResourceList(systemReserved); err != nil {
+				return fmt.Errorf("invalid --system-reserved: %w", err)
+			}
 			for name, value := range capacity {
 				q, err := resource.ParseQuantity(value)
 				if err != nil {
@@ -101,7 +107,7 @@ func newNodeCommand() *cobra.Command {
 				if containerdAddress == "" {
 					return fmt.Errorf("--containerd-address is required with --runtime containerd")
 				}
-				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods"})
+				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods", InsecureRegistries: insecureRegistries})
 				if err != nil {
 					return err
 				}
@@ -113,7 +119,7 @@ func newNodeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return agent.Run(ctx)
+			return tempo.Gated(client, "node/"+nodeName, agent.Run)(ctx)
 		},
 	}
 	f := cmd.Flags()
@@ -124,6 +130,8 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
+	f.StringVar(&systemReserved, "system-reserved", "", "resources held back from the node's allocatable, e.g. cpu=100m,memory=256Mi")
+	f.StringSliceVar(&insecureRegistries, "insecure-registry", nil, "registries (host:port) pulled from over plain HTTP (loopback ones always are)")
 	return cmd
 }
 

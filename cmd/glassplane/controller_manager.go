@@ -19,6 +19,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/controllers"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // controllerManagerLease is the Lease the controller managers elect a
@@ -61,7 +62,10 @@ func newControllerManagerCommand() *cobra.Command {
 // runControllerManager builds the manager's clients from cfg and runs it
 // until ctx ends.
 func runControllerManager(ctx context.Context, cfg *rest.Config, mcfg controllers.Config) error {
-	cfg = componentConfig(rest.CopyConfig(cfg))
+	cfg, err := tempo.GateConfig(ctx, componentConfig(rest.CopyConfig(cfg)), "controller-manager")
+	if err != nil {
+		return err
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("failed to create controller manager client: %w", err)

@@ -48,6 +48,7 @@ func newRootCommand() *cobra.Command {
 		newKubeconfigCommand(),
 		newImageCommand(),
 		newVersionCommand(),
+		newDemoCommand(),
 	)
 	return root
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // startNodes starts the local node (containerd or simulated, unless mode is
@@ -38,6 +39,10 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		localName = strings.ToLower(h)
 	}
 
+	reserved, err := node.ParseResourceList(o.systemReserved)
+	if err != nil {
+		return stopAll, fmt.Errorf("invalid --system-reserved: %w", err)
+	}
 	switch mode {
 	case "containerd":
 		address := o.containerdAddress
@@ -50,7 +55,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			address = managed.Address()
 			slog.Info("managed containerd ready", "address", address)
 		}
-		cfg := node.Config{NodeName: localName, DataDir: dataDir}
+		cfg := node.Config{NodeName: localName, DataDir: dataDir, SystemReserved: reserved}
 		network, err := runtime.NewNetwork(runtime.NetworkConfig{PodCIDR: o.podCIDR})
 		if err != nil {
 			slog.Warn("no pod network, pods share the host's network", "err", err)
@@ -58,7 +63,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		} else {
 			cfg.PodCIDR = network.PodCIDR()
 		}
-		rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: address, StateDir: filepath.Join(dataDir, "pods"), Network: network})
+		rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: address, StateDir: filepath.Join(dataDir, "pods"), Network: network, InsecureRegistries: o.insecureRegistries})
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -75,7 +80,9 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		}
 		stops = append(stops, stop)
 	case "simulated":
-		stop, err := startNode(ctx, g, ca, apiURL, simulatedNode(localName, o))
+		cfg := simulatedNode(localName, o)
+		cfg.SystemReserved = reserved
+		stop, err := startNode(ctx, g, ca, apiURL, cfg)
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -154,5 +161,5 @@ func startNode(ctx context.Context, g *errgroup.Group, ca *pki.CA, apiURL string
 	if err != nil {
 		return nil, err
 	}
-	return runPart(ctx, g, "node "+cfg.NodeName, agent.Run), nil
+	return runPart(ctx, g, "node "+cfg.NodeName, tempo.Gated(client, "node/"+cfg.NodeName, agent.Run)), nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/pki"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 	"github.com/glassplane/glassplane/server"
 	"github.com/glassplane/glassplane/web"
 )
@@ -55,6 +56,8 @@ type upOptions struct {
 	runScheduler        bool
 	nodePort            int
 	podCIDR             string
+	systemReserved      string
+	insecureRegistries  []string
 	auditLogPath        string
 	auditPolicyFile     string
 	tokenAuthFile       string
@@ -91,6 +94,8 @@ func newUpCommand() *cobra.Command {
 	f.BoolVar(&o.runScheduler, "scheduler", true, "run the scheduler in this process; with false, run `glassplane scheduler` processes instead")
 	f.IntVar(&o.nodePort, "node-port", 10250, "HTTPS port of the local node agent for logs and exec (a free port when taken)")
 	f.StringVar(&o.podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "the local node's pod subnet (CNI bridge gp0)")
+	f.StringVar(&o.systemReserved, "system-reserved", "", "resources the local node holds back from allocatable, e.g. cpu=100m,memory=256Mi")
+	f.StringSliceVar(&o.insecureRegistries, "insecure-registry", nil, "registries (host:port) the local node pulls from over plain HTTP (loopback ones always are)")
 	f.StringVar(&o.auditLogPath, "audit-log-path", "", "also write audit events as JSON lines to this file")
 	f.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "audit.k8s.io/v1 Policy deciding each request's audit level (default: Metadata, with request bodies of writes)")
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
@@ -265,7 +270,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
-		stopSched := runPart(ctx, g, "scheduler", sched.Run)
+		stopSched := runPart(ctx, g, "scheduler", tempo.Gated(schedClient, "scheduler", sched.Run))
 		defer stopSched()
 	}
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -220,6 +221,23 @@ func newResources() []*resource {
 			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
 			FieldLabels: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.replicas": strconv.Itoa(int(obj.(*appsv1.ReplicaSet).Status.Replicas))}
+			},
+		},
+		{
+			GVK: apps("DaemonSet"), Resource: "daemonsets", Singular: "daemonset", ShortNames: []string{"ds"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "daemonsets", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource()},
+		},
+		{
+			GVK: apps("ControllerRevision"), Resource: "controllerrevisions", Singular: "controllerrevision", Namespaced: true,
+			Verbs: verbsAll, StorageResource: "controllerrevisions",
+		},
+		{
+			GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Resource: "jobs", Singular: "job", Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "jobs", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource()},
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 			},
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,6 +42,10 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = appsv1.DeploymentStatus{}
 	case *appsv1.ReplicaSet:
 		o.Status = appsv1.ReplicaSetStatus{}
+	case *appsv1.DaemonSet:
+		o.Status = appsv1.DaemonSetStatus{}
+	case *batchv1.Job:
+		o.Status = batchv1.JobStatus{}
 	}
 }
 

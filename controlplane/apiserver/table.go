@@ -163,6 +163,9 @@ var printers = map[string]printer{
 		},
 		cells: eventCells,
 	},
+	"jobs":                jobPrinter,
+	"daemonsets":          daemonSetPrinter,
+	"controllerrevisions": controllerRevisionPrinter,
 }
 
 var genericPrinter = printer{

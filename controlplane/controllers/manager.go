@@ -18,10 +18,12 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/glassplane/glassplane/controlplane/controllers/daemonset"
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpoint"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpointslice"
 	"github.com/glassplane/glassplane/controlplane/controllers/garbagecollector"
+	"github.com/glassplane/glassplane/controlplane/controllers/job"
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
@@ -101,6 +103,19 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"deployment", dc.Run})
+
+	jc, err := job.New(m.log, client, recorder("job-controller"), f.Batch().V1().Jobs(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create job controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"job", jc.Run})
+
+	dsc, err := daemonset.New(m.log, client, recorder("daemonset-controller"), f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods(), f.Core().V1().Nodes())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
 
 	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
 	if err != nil {

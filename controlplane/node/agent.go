@@ -65,6 +65,10 @@ type Config struct {
 	// A simulated node defaults to 4 cpu, 16Gi memory, 110 pods, 100Gi
 	// ephemeral-storage; a containerd node reads the host.
 	Capacity corev1.ResourceList
+	// SystemReserved is held back from the node's capacity for the system
+	// and the agent: allocatable is capacity minus it (never below zero),
+	// like kubelet's --system-reserved.
+	SystemReserved corev1.ResourceList
 	// NodeIP is the node's InternalIP; the host's first non-loopback IPv4
 	// address when empty.
 	NodeIP string
@@ -101,6 +105,9 @@ type Agent struct {
 	nodeIP      string
 	ready       chan struct{}
 	podIPs      *podIPAllocator
+	// statusKick asks the node status loop to post the status now (after
+	// an image pull changed the node's image list).
+	statusKick chan struct{}
 
 	podLister corelisters.PodLister
 
@@ -146,6 +153,7 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	}
 	cfg.Labels = maps.Clone(cfg.Labels)
 	cfg.Capacity = cfg.Capacity.DeepCopy()
+	cfg.SystemReserved = cfg.SystemReserved.DeepCopy()
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -164,6 +172,7 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName}),
 		nodeIP:      nodeIP,
 		ready:       make(chan struct{}),
+		statusKick:  make(chan struct{}, 1),
 		workers:     map[types.UID]*podWorker{},
 	}
 	if cfg.Simulated {

@@ -491,23 +491,28 @@ func TestPodPhase(t *testing.T) {
 		statuses    []corev1.ContainerStatus
 		terminating bool
 		want        corev1.PodPhase
+		init        []corev1.ContainerStatus
 	}{
-		{"creating", corev1.RestartPolicyAlways, []corev1.ContainerStatus{waiting}, false, corev1.PodPending},
-		{"one waiting one running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running, waiting}, false, corev1.PodPending},
-		{"running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running, running}, false, corev1.PodRunning},
-		{"crash loop stays running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{crashLoop}, false, corev1.PodRunning},
-		{"always exited", corev1.RestartPolicyAlways, []corev1.ContainerStatus{ok}, false, corev1.PodRunning},
-		{"never all succeeded", corev1.RestartPolicyNever, []corev1.ContainerStatus{ok, ok}, false, corev1.PodSucceeded},
-		{"never one failed", corev1.RestartPolicyNever, []corev1.ContainerStatus{ok, bad}, false, corev1.PodFailed},
-		{"on-failure restarting", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{bad}, false, corev1.PodRunning},
-		{"on-failure succeeded", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{ok}, false, corev1.PodSucceeded},
-		{"terminated by deletion cleanly", corev1.RestartPolicyAlways, []corev1.ContainerStatus{ok}, true, corev1.PodSucceeded},
-		{"terminated by deletion with error", corev1.RestartPolicyAlways, []corev1.ContainerStatus{bad}, true, corev1.PodFailed},
-		{"terminating still running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running}, true, corev1.PodRunning},
+		{"init running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{waiting}, false, corev1.PodPending, []corev1.ContainerStatus{ok, running}},
+		{"init done", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running}, false, corev1.PodRunning, []corev1.ContainerStatus{ok, ok}},
+		{"init failed, never", corev1.RestartPolicyNever, []corev1.ContainerStatus{waiting}, false, corev1.PodFailed, []corev1.ContainerStatus{bad}},
+		{"init crash loop, always", corev1.RestartPolicyAlways, []corev1.ContainerStatus{waiting}, false, corev1.PodPending, []corev1.ContainerStatus{crashLoop}},
+		{"creating", corev1.RestartPolicyAlways, []corev1.ContainerStatus{waiting}, false, corev1.PodPending, nil},
+		{"one waiting one running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running, waiting}, false, corev1.PodPending, nil},
+		{"running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running, running}, false, corev1.PodRunning, nil},
+		{"crash loop stays running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{crashLoop}, false, corev1.PodRunning, nil},
+		{"always exited", corev1.RestartPolicyAlways, []corev1.ContainerStatus{ok}, false, corev1.PodRunning, nil},
+		{"never all succeeded", corev1.RestartPolicyNever, []corev1.ContainerStatus{ok, ok}, false, corev1.PodSucceeded, nil},
+		{"never one failed", corev1.RestartPolicyNever, []corev1.ContainerStatus{ok, bad}, false, corev1.PodFailed, nil},
+		{"on-failure restarting", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{bad}, false, corev1.PodRunning, nil},
+		{"on-failure succeeded", corev1.RestartPolicyOnFailure, []corev1.ContainerStatus{ok}, false, corev1.PodSucceeded, nil},
+		{"terminated by deletion cleanly", corev1.RestartPolicyAlways, []corev1.ContainerStatus{ok}, true, corev1.PodSucceeded, nil},
+		{"terminated by deletion with error", corev1.RestartPolicyAlways, []corev1.ContainerStatus{bad}, true, corev1.PodFailed, nil},
+		{"terminating still running", corev1.RestartPolicyAlways, []corev1.ContainerStatus{running}, true, corev1.PodRunning, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := podPhase(tc.policy, tc.statuses, tc.terminating); got != tc.want {
+			if got := podPhase(tc.policy, tc.init, tc.statuses, tc.terminating); got != tc.want {
 				t.Errorf("podPhase = %s, want %s", got, tc.want)
 			}
 		})

@@ -3,7 +3,27 @@
 // only the pods bound to it, runs them through a runtime.Runtime (containerd
 // or simulated) and reports back what happened the way kubelet does: pod
 // status, container statuses and core/v1 Events (Pulling, Pulled, Created,
-// Started, Killing, BackOff, Failed). Graceful deletion ends with the agent
-// deleting the pod object with grace 0. This room touches the API through its
-// client and containers through its runtime, nothing else.
+// Started, Killing, BackOff, Unhealthy, Failed).
+//
+// A pod worker per pod runs its init containers one at a time to
+// completion (a failure follows the restartPolicy), then its app
+// containers, restarting them with kubelet's CrashLoopBackOff. Images
+// follow imagePullPolicy (images under glassplane.local are node-only and
+// never pulled). Each running container with probes gets a probe goroutine
+// (prober.go): startup, then liveness and readiness, exec through the
+// runtime and httpGet/tcpSocket from the node to the pod IP, with
+// Kubernetes' defaults and thresholds; their results drive started, ready,
+// ContainersReady and Ready, and a failed liveness or startup probe makes
+// the worker kill the container (preStop hook, then SIGTERM, grace,
+// SIGKILL) for its restartPolicy to decide. On a simulated node probes and
+// hooks run no processes and pass. Graceful deletion runs every running
+// container's preStop hook within the grace period before SIGTERM and ends
+// with the agent deleting the pod object with grace 0.
+//
+// The Node's status carries capacity and allocatable (capacity minus
+// SystemReserved), the pressure conditions from the host's readings
+// (/proc/meminfo, statfs of the data directory, the kernel's task count
+// against pid_max) with kubelet's thresholds and reasons, nodeInfo and the
+// node's images. This room touches the API through its client and
+// containers through its runtime, nothing else.
 package node

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -140,6 +139,10 @@ func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1
 		return nil, fmt.Errorf("failed to get runtime version: %w", err)
 	}
 	capacity := a.capacity()
+	images, err := a.nodeImages(ctx)
+	if err != nil {
+		return nil, err
+	}
 	now := metav1.Now()
 	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
 		c := corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
@@ -152,24 +155,33 @@ func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1
 		}
 		return c
 	}
+	var pressure nodePressure
+	if !a.cfg.Simulated {
+		pressure = readPressure(a.cfg.DataDir, a.log)
+	}
+	conditions := []corev1.NodeCondition{
+		cond(pressureCondition(corev1.NodeMemoryPressure, pressure.memory)),
+		cond(pressureCondition(corev1.NodeDiskPressure, pressure.disk)),
+		cond(pressureCondition(corev1.NodePIDPressure, pressure.pid)),
+		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+	}
+	if old != nil {
+		a.recordConditionChanges(old.Conditions, conditions)
+	}
 	hostname := a.cfg.NodeName
 	info := a.systemInfo()
 	info.ContainerRuntimeVersion = version
 	info.KubeletVersion = a.cfg.KubeletVersion
 	return &corev1.NodeStatus{
 		Capacity:    capacity,
-		Allocatable: capacity.DeepCopy(),
-		Conditions: []corev1.NodeCondition{
-			cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-			cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-			cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-			cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
-		},
+		Allocatable: allocatable(capacity, a.cfg.SystemReserved),
+		Conditions:  conditions,
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: a.nodeIP},
 			{Type: corev1.NodeHostName, Address: hostname},
 		},
 		NodeInfo:        info,
+		Images:          images,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: a.serverPort}},
 	}, nil
 }
@@ -196,8 +208,8 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 	return nil
 }
 
-// nodeStatusLoop posts the node status every NodeStatusInterval; a node
-// deleted from the API is registered again.
+// nodeStatusLoop posts the node status every NodeStatusInterval and when
+// kicked; a node deleted from the API is registered again.
 func (a *Agent) nodeStatusLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.NodeStatusInterval)
 	defer t.Stop()
@@ -206,6 +218,7 @@ func (a *Agent) nodeStatusLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-a.statusKick:
 		}
 		err := a.updateNodeStatus(ctx)
 		if apierrors.IsNotFound(err) {
@@ -281,7 +294,7 @@ func (a *Agent) capacity() corev1.ResourceList {
 			corev1.ResourceCPU:  *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
 			corev1.ResourcePods: resource.MustParse("110"),
 		}
-		if mem, err := memTotal(); err == nil {
+		if mem, err := meminfo("MemTotal:"); err == nil {
 			c[corev1.ResourceMemory] = *resource.NewQuantity(mem, resource.BinarySI)
 		} else {
 			a.log.Debug("failed to read memory size", "err", err)
@@ -295,27 +308,6 @@ func (a *Agent) capacity() corev1.ResourceList {
 	}
 	maps.Copy(c, a.cfg.Capacity)
 	return c
-}
-
-// memTotal reads MemTotal from /proc/meminfo in bytes.
-func memTotal() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, fmt.Errorf("failed to open %q: %w", "/proc/meminfo", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("failed to parse MemTotal %q: %w", fields[1], err)
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("failed to find MemTotal in %q", "/proc/meminfo")
 }
 
 // systemInfo describes the host as kubelet does in nodeInfo.

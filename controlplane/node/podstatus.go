@@ -95,16 +95,34 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 	}
 
 	scheme := a.cfg.Runtime.Name()
+	defaultWaiting := "ContainerCreating"
+	if len(pod.Spec.InitContainers) > 0 {
+		defaultWaiting = "PodInitializing"
+	}
+	st.InitContainerStatuses = nil
+	var incomplete []string
+	for _, c := range pod.Spec.InitContainers {
+		cs := containerStatus(w, c, byName[c.Name], scheme, defaultWaiting)
+		// An init container is ready once it completed.
+		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		if !cs.Ready {
+			incomplete = append(incomplete, c.Name)
+		}
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+	}
 	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
 	var unready []string
+	appStarted := false
 	for _, c := range pod.Spec.Containers {
-		cs := containerStatus(w, c, byName[c.Name], scheme)
+		insts := byName[c.Name]
+		appStarted = appStarted || len(insts) > 0
+		cs := containerStatus(w, c, insts, scheme, defaultWaiting)
 		if !cs.Ready {
 			unready = append(unready, c.Name)
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
-	st.Phase = podPhase(pod.Spec.RestartPolicy, st.ContainerStatuses, terminating)
+	st.Phase = podPhase(pod.Spec.RestartPolicy, st.InitContainerStatuses, st.ContainerStatuses, terminating)
 
 	ready := corev1.ConditionTrue
 	reason, msg := "", ""
@@ -118,6 +136,14 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		podReady, podReason, podMsg = corev1.ConditionFalse, "PodCompleted", ""
 		ready, reason, msg = corev1.ConditionFalse, "PodCompleted", ""
 	}
+	// Once an app container ran, the pod stays initialized (its init
+	// containers may since have been removed), as kubelet has it.
+	initialized := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	if len(incomplete) > 0 && !appStarted {
+		initialized.Status = corev1.ConditionFalse
+		initialized.Reason = "ContainersNotInitialized"
+		initialized.Message = fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))
+	}
 	sandbox := corev1.ConditionFalse
 	if sandboxReady && !terminating {
 		sandbox = corev1.ConditionTrue
@@ -130,7 +156,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 	}
 	want := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: sandbox},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+		initialized,
 		{Type: corev1.PodReady, Status: podReady, Reason: podReason, Message: podMsg},
 		{Type: corev1.ContainersReady, Status: ready, Reason: reason, Message: msg},
 		scheduled,
@@ -166,8 +192,9 @@ func mergeConditions(old, want []corev1.PodCondition) []corev1.PodCondition {
 }
 
 // containerStatus reports one spec container from its runtime instances
-// (oldest first) and the worker's waiting reasons.
-func containerStatus(w *podWorker, c corev1.Container, insts []runtime.ContainerStatus, scheme string) corev1.ContainerStatus {
+// (oldest first), the worker's waiting reasons and its probes' results;
+// defaultWaiting is the reason of a container not created yet.
+func containerStatus(w *podWorker, c corev1.Container, insts []runtime.ContainerStatus, scheme, defaultWaiting string) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false)}
 	if norm, err := runtime.NormalizeImageRef(c.Image); err == nil {
 		cs.Image = norm
@@ -175,7 +202,7 @@ func containerStatus(w *podWorker, c corev1.Container, insts []runtime.Container
 	waiting, hasWaiting := w.waiting[c.Name]
 	if len(insts) == 0 {
 		if !hasWaiting {
-			waiting = waitingReason{reason: "ContainerCreating"}
+			waiting = waitingReason{reason: defaultWaiting}
 		}
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting.reason, Message: waiting.message}
 		return cs
@@ -187,8 +214,9 @@ func containerStatus(w *podWorker, c corev1.Container, insts []runtime.Container
 	switch latest.State {
 	case runtime.StateRunning:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(latest.StartedAt)}
-		cs.Ready = true
-		cs.Started = ptr.To(true)
+		started, ready := probeState(w, c, latest.ID)
+		cs.Ready = ready
+		cs.Started = ptr.To(started)
 	case runtime.StateCreated:
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	default:
@@ -209,6 +237,18 @@ func containerStatus(w *podWorker, c corev1.Container, insts []runtime.Container
 	return cs
 }
 
+// probeState is whether a running container instance has started (its
+// startup probe passed) and is ready (its readiness probe passed), per its
+// probes so far; without probes it is both.
+func probeState(w *podWorker, c corev1.Container, id string) (started, ready bool) {
+	if p := w.probes[c.Name]; p != nil && p.id == id {
+		started, ready, _ = p.state()
+		return started, ready
+	}
+	started = c.StartupProbe == nil
+	return started, started && c.ReadinessProbe == nil
+}
+
 func terminatedState(c runtime.ContainerStatus, scheme string) *corev1.ContainerStateTerminated {
 	t := &corev1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
@@ -225,11 +265,27 @@ func terminatedState(c runtime.ContainerStatus, scheme string) *corev1.Container
 	return t
 }
 
-// podPhase follows kubelet's getPhase: waiting containers keep the pod
-// Pending, any running one makes it Running, and when all have stopped the
+// podPhase follows kubelet's getPhase: a failed init container fails the
+// pod under restartPolicy Never, unfinished ones keep it Pending; waiting
+// containers keep the pod Pending, any running one makes it Running, and when all have stopped the
 // restartPolicy decides between Running, Succeeded and Failed. A
 // terminating pod whose containers have all stopped is terminal.
-func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, terminating bool) corev1.PodPhase {
+func podPhase(policy corev1.RestartPolicy, initStatuses, statuses []corev1.ContainerStatus, terminating bool) corev1.PodPhase {
+	var pendingInit, failedInit int
+	for _, cs := range initStatuses {
+		switch {
+		case cs.State.Terminated != nil:
+			if cs.State.Terminated.ExitCode != 0 {
+				failedInit++
+			}
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+			if cs.LastTerminationState.Terminated.ExitCode != 0 {
+				failedInit++
+			}
+		default:
+			pendingInit++
+		}
+	}
 	var waiting, running, stopped, succeeded int
 	for _, cs := range statuses {
 		switch {
@@ -252,6 +308,10 @@ func podPhase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus, te
 			return corev1.PodSucceeded
 		}
 		return corev1.PodFailed
+	case failedInit > 0 && policy == corev1.RestartPolicyNever:
+		return corev1.PodFailed
+	case pendingInit > 0:
+		return corev1.PodPending
 	case waiting > 0:
 		return corev1.PodPending
 	case running > 0:

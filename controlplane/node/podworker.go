@@ -8,12 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // podWorker runs one pod. Its fields below wakeCh belong to the worker's
@@ -44,6 +44,9 @@ type podWorker struct {
 	restartBase map[string]int
 	// lastStatus is the status last written, to skip identical writes.
 	lastStatus *corev1.PodStatus
+	// probes run the probes of the pod's running containers, by
+	// container name.
+	probes map[string]*containerProbes
 	// deleteSent is set once the pod's containers are gone and the final
 	// Delete was sent; the worker then waits for the pod to disappear.
 	deleteSent bool
@@ -69,6 +72,7 @@ func newPodWorker(pod *corev1.Pod) *podWorker {
 		waiting:     map[string]waitingReason{},
 		backoffs:    map[string]*backoff{},
 		restartBase: map[string]int{},
+		probes:      map[string]*containerProbes{},
 	}
 }
 
@@ -110,6 +114,7 @@ func (w *podWorker) backingOff(key string) (*backoff, bool) {
 func (a *Agent) runWorker(ctx context.Context, w *podWorker) {
 	t := time.NewTicker(a.cfg.PodResyncInterval)
 	defer t.Stop()
+	defer w.stopProbes()
 	for {
 		if a.syncPod(ctx, w) {
 			return
@@ -142,10 +147,12 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 		return true
 	}
 	if pod.DeletionTimestamp != nil {
+		w.stopProbes()
 		a.terminatePod(ctx, w, pod)
 		return false
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		w.stopProbes()
 		return false
 	}
 	a.runPod(ctx, w, pod)
@@ -184,49 +191,20 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		return
 	}
 	acted := false
-	for _, c := range pod.Spec.Containers {
+	initialized := true
+	for _, c := range pod.Spec.InitContainers {
 		insts := byName[c.Name]
-		if len(insts) == 0 {
-			acted = true
-			a.startContainer(ctx, w, pod, spec, c, 0)
+		if n := len(insts); n > 0 && insts[n-1].State == runtime.StateExited && insts[n-1].ExitCode == 0 {
+			delete(w.waiting, c.Name)
 			continue
 		}
-		latest := insts[len(insts)-1]
-		switch latest.State {
-		case runtime.StateRunning:
-			delete(w.waiting, c.Name)
-		case runtime.StateCreated:
-			acted = true
-			a.startCreated(ctx, w, pod, c, latest.ID)
-		default:
-			if !shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
-				delete(w.waiting, c.Name)
-				continue
-			}
-			// kubelet forgets a container's back-off once it ran for
-			// twice the maximum back-off.
-			if !latest.StartedAt.IsZero() && latest.FinishedAt.Sub(latest.StartedAt) >= 2*maxRestartBackoff {
-				w.restartBase[c.Name] = latest.Attempt
-			}
-			delay := restartDelay(latest.Attempt - w.restartBase[c.Name])
-			finished := latest.FinishedAt
-			if finished.IsZero() {
-				finished = latest.StartedAt
-			}
-			if time.Now().Before(finished.Add(delay)) {
-				if w.waiting[c.Name].reason != "CrashLoopBackOff" {
-					a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDescription(pod))
-				}
-				w.waiting[c.Name] = waitingReason{"CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podDescription(pod))}
-				continue
-			}
-			acted = true
-			for _, old := range insts[:len(insts)-1] {
-				if err := a.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
-					a.log.Warn("failed to remove old container", "pod", w.namespace+"/"+w.name, "container", c.Name, "err", err)
-				}
-			}
-			a.startContainer(ctx, w, pod, spec, c, latest.Attempt+1)
+		initialized = false
+		acted = a.syncContainer(ctx, w, pod, spec, c, insts) || acted
+		break
+	}
+	if initialized {
+		for _, c := range pod.Spec.Containers {
+			acted = a.syncContainer(ctx, w, pod, spec, c, byName[c.Name]) || acted
 		}
 	}
 	if ctx.Err() != nil {
@@ -238,7 +216,127 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 			return
 		}
 	}
+	a.syncProbes(ctx, w, pod, byName)
 	a.postStatus(ctx, w, pod, byName, true, false)
+}
+
+// syncContainer moves one container (init or app) towards running, or
+// having run, per the pod's restartPolicy: it creates, starts, restarts
+// with CrashLoopBackOff, and kills it when its liveness or startup probe
+// failed. It returns true when it changed anything in the runtime.
+func (a *Agent) syncContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, spec runtime.PodSpec, c corev1.Container, insts []runtime.ContainerStatus) bool {
+	if len(insts) == 0 {
+		a.startContainer(ctx, w, pod, spec, c, 0)
+		return true
+	}
+	latest := insts[len(insts)-1]
+	switch latest.State {
+	case runtime.StateRunning:
+		delete(w.waiting, c.Name)
+		if p := w.probes[c.Name]; p != nil && p.id == latest.ID {
+			if _, _, failed := p.state(); failed != "" {
+				a.killForProbe(ctx, w, pod, c, latest.ID, failed)
+				return true
+			}
+		}
+		return false
+	case runtime.StateCreated:
+		a.startCreated(ctx, w, pod, c, latest.ID)
+		return true
+	}
+	if !shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+		delete(w.waiting, c.Name)
+		return false
+	}
+	// kubelet forgets a container's back-off once it ran for
+	// twice the maximum back-off.
+	if !latest.StartedAt.IsZero() && latest.FinishedAt.Sub(latest.StartedAt) >= 2*maxRestartBackoff {
+		w.restartBase[c.Name] = latest.Attempt
+	}
+	delay := restartDelay(latest.Attempt - w.restartBase[c.Name])
+	finished := latest.FinishedAt
+	if finished.IsZero() {
+		finished = latest.StartedAt
+	}
+	if time.Now().Before(finished.Add(delay)) {
+		if w.waiting[c.Name].reason != "CrashLoopBackOff" {
+			a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDescription(pod))
+		}
+		w.waiting[c.Name] = waitingReason{"CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, podDescription(pod))}
+		return false
+	}
+	for _, old := range insts[:len(insts)-1] {
+		if err := a.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
+			a.log.Warn("failed to remove old container", "pod", w.namespace+"/"+w.name, "container", c.Name, "err", err)
+		}
+	}
+	a.startContainer(ctx, w, pod, spec, c, latest.Attempt+1)
+	return true
+}
+
+// syncProbes keeps one probe goroutine per running app container that
+// has probes, started afresh for each new instance, and stops the others.
+func (a *Agent) syncProbes(ctx context.Context, w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus) {
+	for _, c := range pod.Spec.Containers {
+		if !hasProbes(c) {
+			continue
+		}
+		p := w.probes[c.Name]
+		insts := byName[c.Name]
+		if len(insts) == 0 || insts[len(insts)-1].State != runtime.StateRunning {
+			if p != nil {
+				p.stop()
+				delete(w.probes, c.Name)
+			}
+			continue
+		}
+		latest := insts[len(insts)-1]
+		if p != nil && p.id == latest.ID {
+			continue
+		}
+		if p != nil {
+			p.stop()
+		}
+		w.probes[c.Name] = a.startProbes(ctx, probeTarget{
+			pod:         pod,
+			container:   c,
+			containerID: latest.ID,
+			podIP:       a.podIP(w, pod),
+			startedAt:   latest.StartedAt,
+		}, w.wake)
+	}
+}
+
+// killForProbe kills a container whose liveness or startup probe failed,
+// with kubelet's Killing event; the restartPolicy then decides whether it
+// starts again.
+func (a *Agent) killForProbe(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, id string, failed probeType) {
+	if p := w.probes[c.Name]; p != nil {
+		p.stop()
+		delete(w.probes, c.Name)
+	}
+	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(string(failed)))
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		msg += ", will be restarted"
+	}
+	grace := podGrace(pod)
+	probe := c.LivenessProbe
+	if failed == probeStartup {
+		probe = c.StartupProbe
+	}
+	if probe != nil && probe.TerminationGracePeriodSeconds != nil {
+		grace = time.Duration(*probe.TerminationGracePeriodSeconds) * time.Second
+	}
+	a.recorder.Event(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", msg)
+	a.killContainer(ctx, w, pod, c, id, grace)
+}
+
+// stopProbes ends every probe goroutine of the pod.
+func (w *podWorker) stopProbes() {
+	for name, p := range w.probes {
+		p.stop()
+		delete(w.probes, name)
+	}
 }
 
 // containersByName groups the pod's containers by name, oldest attempt first.
@@ -261,6 +359,9 @@ func (a *Agent) containersByName(ctx context.Context, uid types.UID) (map[string
 // emitting kubelet's events for each step.
 func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, spec runtime.PodSpec, c corev1.Container, attempt int) {
 	ref := containerRef(pod, c.Name)
+	if tempo.Wait(ctx, "start container "+c.Name+" of pod "+pod.Namespace+"/"+pod.Name) != nil {
+		return
+	}
 	if !a.ensureImage(ctx, w, pod, c) {
 		return
 	}
@@ -311,12 +412,17 @@ func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod,
 	}
 	delete(w.waiting, c.Name)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	a.postStart(ctx, w, pod, c, id)
 }
 
-// ensureImage finds or pulls the container's image, following its
-// imagePullPolicy for absent images, with kubelet's events and waiting
-// reasons (ErrImagePull, then ImagePullBackOff). An image already on the
-// node is used whatever the policy: nodes here are usually offline.
+// ensureImage finds or pulls the container's image per its
+// imagePullPolicy, with kubelet's events and waiting reasons (ErrImagePull,
+// then ImagePullBackOff, ErrImageNeverPull): Never uses only what is on the
+// node, IfNotPresent pulls what is missing, Always pulls every time. Two
+// exceptions keep offline nodes working: images under LocalImageDomain
+// (built or imported on the node) are never pulled, and when an Always
+// pull fails but the node has the image, the node's copy is used with a
+// warning.
 func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) bool {
 	ref := containerRef(pod, c.Name)
 	_, present, err := a.cfg.Runtime.ImageStatus(ctx, c.Image)
@@ -332,7 +438,11 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		}
 		return false
 	}
-	if present {
+	pull := !present
+	if c.ImagePullPolicy == corev1.PullAlways && !isLocalImage(c.Image) {
+		pull = true
+	}
+	if !pull {
 		a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 		return true
 	}
@@ -357,6 +467,10 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	start := time.Now()
 	img, err := a.cfg.Runtime.PullImage(ctx, c.Image)
+	if err != nil && present && ctx.Err() == nil {
+		a.recorder.Eventf(ref, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v; using the image already present on machine", c.Image, err)
+		return true
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -368,65 +482,23 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		return false
 	}
 	delete(w.backoffs, pullKey)
+	select {
+	case a.statusKick <- struct{}{}:
+	default:
+	}
 	took := time.Since(start).Truncate(time.Millisecond)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)
 	return true
 }
 
-// terminatePod stops the pod's containers with its grace period, removes
-// them and deletes the pod object with grace 0, as kubelet's status
-// manager does once a terminating pod's containers are gone.
-func (a *Agent) terminatePod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
-	if w.deleteSent {
-		return
-	}
-	byName, err := a.containersByName(ctx, w.uid)
-	if err != nil {
-		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
-		return
-	}
-	for _, c := range pod.Spec.Containers {
-		insts := byName[c.Name]
-		if len(insts) > 0 && insts[len(insts)-1].State == runtime.StateRunning {
-			a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		}
-	}
-	grace := DefaultTerminationGrace
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		grace = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	a.log.Debug("stopping pod", "pod", w.namespace+"/"+w.name, "grace", grace)
-	if err := a.cfg.Runtime.StopPod(ctx, string(w.uid), grace); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		a.log.Warn("failed to stop pod", "pod", w.namespace+"/"+w.name, "err", err)
-	}
-	if byName, err = a.containersByName(ctx, w.uid); err == nil {
-		a.postStatus(ctx, w, pod, byName, true, true)
-	}
-	if err := a.cfg.Runtime.RemovePod(ctx, string(w.uid)); err != nil {
-		if ctx.Err() == nil {
-			a.log.Warn("failed to remove pod containers", "pod", w.namespace+"/"+w.name, "err", err)
-		}
-		return
-	}
-	uid := w.uid
-	err = a.client.CoreV1().Pods(w.namespace).Delete(ctx, w.name, metav1.DeleteOptions{
-		GracePeriodSeconds: ptr.To[int64](0),
-		Preconditions:      &metav1.Preconditions{UID: &uid},
-	})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		if ctx.Err() == nil {
-			a.log.Warn("failed to delete pod", "pod", w.namespace+"/"+w.name, "err", err)
-		}
-		return
-	}
-	w.deleteSent = true
-	a.log.Debug("pod terminated", "pod", w.namespace+"/"+w.name)
+// LocalImageDomain is the registry domain of images that exist only on
+// nodes (the demo image, images made for `glassplane image import`); they
+// are never pulled.
+const LocalImageDomain = "glassplane.local"
+
+// isLocalImage says whether ref is under LocalImageDomain.
+func isLocalImage(ref string) bool {
+	return strings.HasPrefix(ref, LocalImageDomain+"/")
 }
 
 // shouldRestart applies the pod's restartPolicy to an exited container.
@@ -501,6 +573,9 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 		WorkingDir: c.WorkingDir,
 		Attempt:    attempt,
 		Mounts:     mounts,
+	}
+	for _, ic := range pod.Spec.InitContainers {
+		spec.Init = spec.Init || ic.Name == c.Name
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		spec.RunAsUser, spec.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
@@ -591,11 +666,16 @@ func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 	}
 }
 
-// containerRef refers to one container of the pod in events, with the
-// fieldPath kubelet uses.
+// containerRef refers to one container (or init container) of the pod in
+// events, with the fieldPath kubelet uses.
 func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 	ref := podRef(pod)
 	ref.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			ref.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
 	return ref
 }
 

@@ -1,46 +1,281 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
 
-// decisionStore keeps the last decisions of each pod.
+// Writing decision records.
+const (
+	// recordWorkers write records concurrently with scheduling.
+	recordWorkers = 4
+	// recordRetries bounds the attempts to write one pod's record.
+	recordRetries = 5
+	// recordTimeout bounds one request about a record.
+	recordTimeout = 30 * time.Second
+)
+
+// errRecordInTheWay is a ConfigMap of the record's name that is not a
+// record: the scheduler leaves it alone.
+var errRecordInTheWay = errors.New("a ConfigMap that is not a decision record has the record's name")
+
+// decisionStore writes every attempt into the pod's decision record, a
+// ConfigMap in the pod's namespace (see explain.RecordName), off the
+// scheduling loop: record queues the attempt and a worker appends the
+// queued attempts of a pod with one write. Attempts stay in memory only
+// until written.
 type decisionStore struct {
-	max   int
-	mu    sync.Mutex // guards byPod
-	byPod map[string][]explain.Decision
+	client kubernetes.Interface
+	log    *slog.Logger
+	max    int
+	queue  workqueue.TypedRateLimitingInterface[string]
+
+	mu   sync.Mutex // guards pods
+	pods map[string]*podRecord
 }
 
-func newDecisionStore(max int) *decisionStore {
-	return &decisionStore{max: max, byPod: map[string][]explain.Decision{}}
+// podRecord is what the store knows about one pod's record.
+type podRecord struct {
+	namespace, name string
+	uid             types.UID
+	// pending are the attempts not yet written, oldest first.
+	pending []explain.Decision
+	// exists is set once the record is known to be in the API.
+	exists bool
 }
 
-func (s *decisionStore) record(d explain.Decision) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ds := append(s.byPod[d.Pod], d)
-	if len(ds) > s.max {
-		ds = append([]explain.Decision(nil), ds[len(ds)-s.max:]...)
+func newDecisionStore(client kubernetes.Interface, log *slog.Logger, max int) *decisionStore {
+	return &decisionStore{
+		client: client,
+		log:    log,
+		max:    max,
+		queue:  workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "decision-records"}),
+		pods:   map[string]*podRecord{},
 	}
-	s.byPod[d.Pod] = ds
 }
 
-func (s *decisionStore) get(key string) []explain.Decision {
+// record queues d, an attempt for pod, to be appended to its record.
+func (s *decisionStore) record(pod *v1.Pod, d explain.Decision) {
+	key := pod.Namespace + "/" + pod.Name
+	s.mu.Lock()
+	r := s.pods[key]
+	if r == nil || r.uid != pod.UID {
+		r = &podRecord{namespace: pod.Namespace, name: pod.Name, uid: pod.UID}
+		s.pods[key] = r
+	}
+	r.pending = append(r.pending, d)
+	if n := len(r.pending) - s.max; n > 0 {
+		r.pending = append([]explain.Decision(nil), r.pending[n:]...)
+	}
+	s.mu.Unlock()
+	s.queue.Add(key)
+}
+
+// pendingFor returns the pod's attempts not yet written.
+func (s *decisionStore) pendingFor(key string) []explain.Decision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]explain.Decision(nil), s.byPod[key]...)
+	if r := s.pods[key]; r != nil {
+		return append([]explain.Decision(nil), r.pending...)
+	}
+	return nil
 }
 
+// forget drops what the store holds about a deleted pod; its record goes
+// with the pod through the garbage collector.
 func (s *decisionStore) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.byPod, key)
+	delete(s.pods, key)
 }
 
-// Decisions returns the last decisions the scheduler made for the pod,
-// oldest first. They are forgotten when the pod is deleted.
+// run writes records until ctx ends.
+func (s *decisionStore) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range recordWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	s.queue.ShutDown()
+	wg.Wait()
+}
+
+func (s *decisionStore) processNext(ctx context.Context) bool {
+	key, quit := s.queue.Get()
+	if quit {
+		return false
+	}
+	defer s.queue.Done(key)
+	err := s.sync(ctx, key)
+	switch {
+	case err == nil:
+		s.queue.Forget(key)
+	case errors.Is(err, errRecordInTheWay), ctx.Err() != nil:
+		s.log.Warn("not writing the decision record", "pod", key, "err", err)
+		s.queue.Forget(key)
+	case s.queue.NumRequeues(key) < recordRetries:
+		s.log.Debug("failed to write decision record, will retry", "pod", key, "err", err)
+		s.queue.AddRateLimited(key)
+	default:
+		s.log.Error("failed to write decision record, giving up", "pod", key, "err", err)
+		s.queue.Forget(key)
+		s.mu.Lock()
+		if r := s.pods[key]; r != nil {
+			r.pending = nil
+		}
+		s.mu.Unlock()
+	}
+	return true
+}
+
+// sync appends the pod's pending attempts to its record: a Create for a
+// new record, else a read, merge and Update (which fails on a concurrent
+// change and is retried).
+func (s *decisionStore) sync(ctx context.Context, key string) error {
+	s.mu.Lock()
+	r := s.pods[key]
+	if r == nil || len(r.pending) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	rec := *r
+	pending := append([]explain.Decision(nil), r.pending...)
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	cms := s.client.CoreV1().ConfigMaps(rec.namespace)
+	name := explain.RecordName(rec.name)
+	h := explain.History{Pod: key, UID: string(rec.uid)}
+
+	written := false
+	if !rec.exists {
+		h.Attempts = pending
+		cm, err := s.recordObject(&rec, name, h)
+		if err != nil {
+			return err
+		}
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			written = true
+		case apierrors.IsNotFound(err):
+			// The namespace is gone, and the pod with it.
+			return nil
+		case !apierrors.IsAlreadyExists(err):
+			return fmt.Errorf("failed to create decision record %q: %w", rec.namespace+"/"+name, err)
+		}
+	}
+	if !written {
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			s.markExists(key, rec.uid, false)
+			return fmt.Errorf("decision record %q disappeared", rec.namespace+"/"+name)
+		}
+		if err != nil {
+			return fmt.Errorf("failed to read decision record %q: %w", rec.namespace+"/"+name, err)
+		}
+		if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
+			return errRecordInTheWay
+		}
+		if old, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey]); err == nil && old.UID == string(rec.uid) {
+			h.Attempts, h.Dropped = old.Attempts, old.Dropped
+		}
+		h.Attempts = append(h.Attempts, pending...)
+		next, err := s.recordObject(&rec, name, h)
+		if err != nil {
+			return err
+		}
+		next.ResourceVersion = cm.ResourceVersion
+		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("failed to update decision record %q: %w", rec.namespace+"/"+name, err)
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.pods[key]; r != nil && r.uid == rec.uid {
+		r.exists = true
+		// Attempts recorded meanwhile stay pending.
+		if len(r.pending) >= len(pending) {
+			r.pending = append([]explain.Decision(nil), r.pending[len(pending):]...)
+		}
+		if len(r.pending) > 0 {
+			s.queue.Add(key)
+		}
+	}
+	return nil
+}
+
+func (s *decisionStore) markExists(key string, uid types.UID, exists bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.pods[key]; r != nil && r.uid == uid {
+		r.exists = exists
+	}
+}
+
+// recordObject is the ConfigMap holding h, owned by the pod.
+func (s *decisionStore) recordObject(rec *podRecord, name string, h explain.History) (*v1.ConfigMap, error) {
+	data, _, err := explain.EncodeHistory(h, s.max)
+	if err != nil {
+		return nil, err
+	}
+	return &v1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: rec.namespace,
+			Labels:    map[string]string{explain.RecordLabel: explain.RecordLabelValue},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Pod", Name: rec.name, UID: rec.uid,
+			}},
+		},
+		BinaryData: map[string][]byte{explain.RecordKey: data},
+	}, nil
+}
+
+// readRecord reads the pod's record from the API; a missing record is an
+// empty History.
+func readRecord(ctx context.Context, client kubernetes.Interface, namespace, name string) (explain.History, error) {
+	cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, explain.RecordName(name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return explain.History{}, nil
+	}
+	if err != nil {
+		return explain.History{}, err
+	}
+	if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
+		return explain.History{}, errRecordInTheWay
+	}
+	return explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
+}
+
+// Decisions returns the pod's recorded attempts, oldest first: those in
+// its decision record in the API and those not yet written.
 func (s *Scheduler) Decisions(namespace, name string) []explain.Decision {
-	return s.decisions.get(namespace + "/" + name)
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	h, err := readRecord(ctx, s.client, namespace, name)
+	if err != nil {
+		s.log.Debug("failed to read decision record", "pod", namespace+"/"+name, "err", err)
+	}
+	return append(h.Attempts, s.decisions.pendingFor(namespace+"/"+name)...)
 }

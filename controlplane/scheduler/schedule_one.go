@@ -13,6 +13,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
+	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // ErrNoNodesAvailable is the failure of a cycle that found no node at all.
@@ -43,9 +44,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 		s.queue.Done(pod)
 		return
 	}
+	if tempo.Wait(ctx, "schedule pod "+key) != nil {
+		s.queue.Done(pod)
+		return
+	}
 
 	start := time.Now()
-	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key}
+	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key, FilterPlugins: prof.filterPlugins, Record: explain.RecordName(pod.Name)}
 	state := framework.NewCycleState()
 	s.cache.UpdateSnapshot(s.snapshot)
 	host, err := s.schedulePod(ctx, prof.fwk, state, pod, &d)
@@ -209,9 +214,9 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.Queue
 		s.handleSchedulingFailure(ctx, prof, pi, cycle, fmt.Errorf("binding rejected: %w", err), d)
 		return
 	}
-	s.decisions.record(d)
+	s.decisions.record(assumed, d)
 	s.queue.Done(assumed)
-	prof.recorder.Eventf(assumed, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
+	prof.recorder.AnnotatedEventf(assumed, map[string]string{explain.SummaryAnnotation: explain.SummaryJSON(d)}, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
 	s.log.Debug("pod bound", "pod", key, "node", d.Node, "attempt", d.Attempt)
 }
 
@@ -232,7 +237,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, prof *profile, 
 	}
 	msg := err.Error()
 	d.Message = msg
-	s.decisions.record(d)
+	s.decisions.record(pod, d)
 	if rejected {
 		s.log.Debug("pod is unschedulable", "pod", key, "reason", msg, "attempt", pi.Attempts)
 	} else {
@@ -252,7 +257,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, prof *profile, 
 	}
 	s.queue.AddUnschedulableIfNotPresent(pi, cycle, rejected)
 
-	prof.recorder.Event(cached, v1.EventTypeWarning, ReasonFailedScheduling, truncateMessage(msg))
+	prof.recorder.AnnotatedEventf(cached, map[string]string{explain.SummaryAnnotation: explain.SummaryJSON(d)}, v1.EventTypeWarning, ReasonFailedScheduling, "%s", truncateMessage(msg))
 	if err := s.setPodScheduledFalse(ctx, cached, reason, msg, d.NominatedNode); err != nil {
 		s.log.Error("failed to update pod condition", "pod", key, "condition", v1.PodScheduled, "err", err)
 	}

@@ -58,6 +58,7 @@ type Scheduler struct {
 // events from its scheduler name.
 type profile struct {
 	fwk               *framework.Framework
+	filterPlugins     []string
 	recorder          record.EventRecorder
 	disablePreemption bool
 }
@@ -79,15 +80,16 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Scheduler{
-		cfg:       cfg,
-		log:       cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
-		client:    client,
-		cache:     cache.New(),
-		snapshot:  cache.NewSnapshot(),
-		decisions: newDecisionStore(cfg.DecisionHistory),
-		rng:       rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		ready:     make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "scheduler", "scheduler", cfg.SchedulerName),
+		client:   client,
+		cache:    cache.New(),
+		snapshot: cache.NewSnapshot(),
+		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		ready:    make(chan struct{}),
 	}
+
+	s.decisions = newDecisionStore(client, s.log, cfg.DecisionHistory)
 
 	registry := plugins.NewInTreeRegistry()
 	if err := registry.Merge(cfg.Registry); err != nil {
@@ -109,6 +111,7 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 		}
 		s.profiles[p.SchedulerName] = &profile{
 			fwk:               fwk,
+			filterPlugins:     fwk.FilterPluginNames(),
 			recorder:          s.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: p.SchedulerName}),
 			disablePreemption: p.DisablePreemption,
 		}
@@ -140,6 +143,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	s.informers.Start(ctx.Done())
 	defer s.informers.Shutdown()
+	recordsDone := make(chan struct{})
+	go func() {
+		defer close(recordsDone)
+		s.decisions.run(ctx)
+	}()
+	defer func() { <-recordsDone }()
 	s.log.Info("waiting for informer caches to sync", "informers", "pods,nodes")
 	for typ, ok := range s.informers.WaitForCacheSync(ctx.Done()) {
 		if !ok {

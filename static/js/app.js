@@ -5,6 +5,7 @@ import { objectPage } from "./object.js";
 import { etcdPage } from "./etcd.js";
 import { requestsPage } from "./requests.js";
 import { presenter, timelineKeys } from "./presenter.js";
+import { tempo } from "./tempo.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
@@ -14,4 +15,5 @@ if (document.body.dataset.page === "object") timelineKeys();
 const stream = new Stream();
 const page = pages[document.body.dataset.page];
 if (page) page(stream);
+if (document.body.dataset.page === "overview") tempo(stream);
 if (document.body.dataset.page !== "login") stream.start();

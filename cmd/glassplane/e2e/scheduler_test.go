@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,9 +14,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
+	"github.com/glassplane/glassplane/web/webtest"
 )
 
 // schedPod is a small pod for scheduler scenarios.
@@ -402,4 +407,111 @@ func TestSchedulerLeaderElection(t *testing.T) {
 			t.Errorf("pod %s has %d Scheduled events, want exactly 1", n, count[n])
 		}
 	}
+}
+
+// TestSchedulerExplainedAcrossProcesses runs the scheduler as its own
+// process (`glassplane scheduler --kubeconfig`) and reads its explanation
+// in the dashboard of `glassplane up`: the pod's decision record is a
+// ConfigMap in the API owned by the pod, the scheduler page shows the real
+// filter results and scores in chromium, and the record goes with the pod.
+func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
+	c := NewCluster(t, "--node-runtime", "none", "--simulated-nodes", "3", "--scheduler=false")
+	ctx := context.Background()
+	cmd := exec.Command(binary, "scheduler", "--kubeconfig", c.Kubeconfig)
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("scheduler:\n%s", tail(log.String(), 30))
+		}
+	})
+	Eventually(t, 60*time.Second, "3 nodes", func() error {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nodes.Items) != 3 {
+			return fmt.Errorf("nodes: %v %v", len(nodes.Items), err)
+		}
+		return nil
+	})
+	patchNode(t, c, "sim-1", `{"spec":{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]}}`)
+	createNamespace(t, c, "explain")
+	createPods(t, c, "explain", schedPod("web", "100m", nil))
+	node := nodesOf(t, c, "explain", "web")["web"]
+	pod, err := c.Client.CoreV1().Pods("explain").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var history explain.History
+	Eventually(t, 60*time.Second, "the decision record", func() error {
+		cm, err := c.Client.CoreV1().ConfigMaps("explain").Get(ctx, explain.RecordName("web"), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != pod.UID {
+			return fmt.Errorf("owner references %+v, want the pod %s", cm.OwnerReferences, pod.UID)
+		}
+		history, err = explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
+		return err
+	})
+	last := history.Attempts[len(history.Attempts)-1]
+	if last.Node != node || last.Nodes != 3 || last.Feasible != 2 || len(last.Scores) != 2 {
+		t.Fatalf("recorded attempt: node %q of %d nodes, %d feasible, %d scored; want %s, 3, 2, 2", last.Node, last.Nodes, last.Feasible, len(last.Scores), node)
+	}
+
+	tab := webtest.Browser(t)
+	webtest.Navigate(t, tab, c.WebURL+"/objects/pods/explain/web")
+	webtest.WaitSelector(t, tab, webtest.TestID("object-scheduler-link"))
+	webtest.Eval[bool](t, tab, `document.querySelector('[data-testid="object-scheduler-link"]').click(), true`)
+	webtest.WaitSelector(t, tab, webtest.TestID("sched-matrix"))
+	webtest.WaitFor(t, tab, `document.getElementById("sched-matrix").classList.contains("decided")`)
+
+	if got := webtest.Eval[string](t, tab, `document.querySelector('tr[data-winner="true"]').dataset.node`); got != node {
+		t.Errorf("the page's winner is %q, the pod is on %q", got, node)
+	}
+	why := webtest.Eval[string](t, tab, `document.querySelector('tr[data-node="sim-1"] [data-testid="sched-why"]').textContent`)
+	if !strings.HasPrefix(why, "TaintToleration: ") || !strings.Contains(why, "untolerated taint") {
+		t.Errorf("sim-1's reason %q", why)
+	}
+	heads := webtest.Eval[int](t, tab, `document.querySelectorAll('[data-testid="sched-score-head"]').length`)
+	if heads != len(last.Scores[0].Plugins) || heads < 5 {
+		t.Errorf("%d score columns, the record has %d plugins", heads, len(last.Scores[0].Plugins))
+	}
+	// Each scored row's sum is the sum of its weighted cells, and both
+	// match the record.
+	sums := webtest.Eval[map[string]float64](t, tab, `Object.fromEntries([...document.querySelectorAll('tr[data-passed="true"]')].map(r =>
+		[r.dataset.node, [...r.querySelectorAll('[data-testid="sched-score-cell"]')].reduce((s, c) => s + Number(c.dataset.weighted), 0)]))`)
+	totals := webtest.Eval[map[string]string](t, tab, `Object.fromEntries([...document.querySelectorAll('tr[data-passed="true"]')].map(r =>
+		[r.dataset.node, r.querySelector('[data-testid="sched-total"]').textContent.trim()]))`)
+	for _, s := range last.Scores {
+		if int64(sums[s.Node]) != s.Total || totals[s.Node] != strconv.FormatInt(s.Total, 10) {
+			t.Errorf("node %s: cells sum to %v and the total reads %q; the record says %d", s.Node, sums[s.Node], totals[s.Node], s.Total)
+		}
+	}
+	// Each bar is as long as its normalised score (under the dashboard's
+	// Content-Security-Policy, which refuses inline styles).
+	webtest.WaitFor(t, tab, `[...document.querySelectorAll('td.scell[data-normalized]')].every(c => {
+		const fill = c.querySelector('.bar-fill').getBoundingClientRect().width, bar = c.querySelector('.bar').getBoundingClientRect().width;
+		return bar > 0 && Math.abs(fill - bar * Number(c.dataset.normalized) / 100) < 2;
+	})`)
+	webtest.Screenshot(t, tab, filepath.Join(webtest.OutputDir(t), "scheduler-explained.png"))
+
+	if err := c.Client.CoreV1().Pods("explain").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 90*time.Second, "the record collected with the pod", func() error {
+		_, err := c.Client.CoreV1().ConfigMaps("explain").Get(ctx, explain.RecordName("web"), metav1.GetOptions{})
+		if err == nil {
+			return fmt.Errorf("%s still exists", explain.RecordName("web"))
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
 }

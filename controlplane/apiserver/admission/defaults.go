@@ -3,12 +3,16 @@ package admission
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 
 	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -63,6 +67,10 @@ func (d *DefaultValues) Admit(ctx context.Context, a *Attributes) error {
 		if a.Operation == Create {
 			prepareNamespaceForCreate(obj)
 		}
+	case *batchv1.Job:
+		if a.Operation == Create && (obj.Spec.ManualSelector == nil || !*obj.Spec.ManualSelector) {
+			generateJobSelector(obj)
+		}
 	case *corev1.Service:
 		if old, ok := a.OldObject.(*corev1.Service); ok && a.Operation == Update {
 			keepAllocatedServiceValues(obj, old)
@@ -94,6 +102,8 @@ func Default(obj runtime.Object) {
 		defaultStatefulSet(o)
 	case *appsv1.DaemonSet:
 		defaultDaemonSet(o)
+	case *batchv1.Job:
+		defaultJob(o)
 	case *corev1.Service:
 		defaultService(o)
 	case *corev1.Endpoints:
@@ -672,4 +682,84 @@ func admitPodPriority(ctx context.Context, pod *corev1.Pod, a *Attributes, class
 		pod.Spec.PreemptionPolicy = policy
 	}
 	return nil
+}
+
+// defaultJob is SetDefaults_Job: a job with neither completions nor
+// parallelism runs one pod to one completion; backoffLimit 6; NonIndexed;
+// not suspended; pods replaced once terminating or failed; the template's
+// labels become the job's when it has none.
+func defaultJob(j *batchv1.Job) {
+	if j.Spec.Completions == nil && j.Spec.Parallelism == nil {
+		j.Spec.Completions = ptrTo(int32(1))
+	}
+	if j.Spec.Parallelism == nil {
+		j.Spec.Parallelism = ptrTo(int32(1))
+	}
+	if j.Spec.BackoffLimit == nil {
+		if j.Spec.BackoffLimitPerIndex != nil {
+			j.Spec.BackoffLimit = ptrTo(int32(math.MaxInt32))
+		} else {
+			j.Spec.BackoffLimit = ptrTo(int32(6))
+		}
+	}
+	if labels := j.Spec.Template.Labels; labels != nil && len(j.Labels) == 0 {
+		j.Labels = maps.Clone(labels)
+	}
+	if j.Spec.CompletionMode == nil {
+		j.Spec.CompletionMode = ptrTo(batchv1.NonIndexedCompletion)
+	}
+	if j.Spec.Suspend == nil {
+		j.Spec.Suspend = ptrTo(false)
+	}
+	if j.Spec.ManualSelector == nil {
+		j.Spec.ManualSelector = ptrTo(false)
+	}
+	if j.Spec.PodReplacementPolicy == nil {
+		if j.Spec.PodFailurePolicy != nil {
+			j.Spec.PodReplacementPolicy = ptrTo(batchv1.Failed)
+		} else {
+			j.Spec.PodReplacementPolicy = ptrTo(batchv1.TerminatingOrFailed)
+		}
+	}
+	defaultPodTemplateSpec(&j.Spec.Template)
+}
+
+// The unprefixed job labels Kubernetes still sets beside the
+// batch.kubernetes.io ones.
+const (
+	legacyJobNameLabel       = "job-name"
+	legacyControllerUIDLabel = "controller-uid"
+)
+
+// generateJobSelector is the job strategy's generateSelector: the template
+// gets the job-name and controller-uid labels (and their legacy
+// unprefixed forms) unless it sets them, and the selector matches the
+// controller uid, so a job selects only its own pods. It runs on create,
+// once the uid is set, for jobs without manualSelector.
+func generateJobSelector(j *batchv1.Job) {
+	if j.Spec.Template.Labels == nil {
+		j.Spec.Template.Labels = map[string]string{}
+	}
+	for _, k := range []string{legacyJobNameLabel, batchv1.JobNameLabel} {
+		if _, ok := j.Spec.Template.Labels[k]; !ok {
+			j.Spec.Template.Labels[k] = j.Name
+		}
+	}
+	for _, k := range []string{legacyControllerUIDLabel, batchv1.ControllerUidLabel} {
+		if _, ok := j.Spec.Template.Labels[k]; !ok {
+			j.Spec.Template.Labels[k] = string(j.UID)
+		}
+	}
+	if j.Spec.Selector == nil {
+		j.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if j.Spec.Selector.MatchLabels == nil {
+		j.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	if _, ok := j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; !ok {
+		j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel] = string(j.UID)
+	}
+	if len(j.Labels) == 0 {
+		j.Labels = maps.Clone(j.Spec.Template.Labels)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -99,6 +100,12 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.ReplicaSet:
 		prev, _ := old.(*appsv1.ReplicaSet)
 		return validateReplicaSet(o, prev)
+	case *appsv1.DaemonSet:
+		prev, _ := old.(*appsv1.DaemonSet)
+		return validateDaemonSet(o, prev)
+	case *batchv1.Job:
+		prev, _ := old.(*batchv1.Job)
+		return validateJob(o, prev)
 	case *corev1.Service:
 		prev, _ := old.(*corev1.Service)
 		return validateService(o, prev)

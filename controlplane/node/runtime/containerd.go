@@ -16,6 +16,7 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
@@ -60,6 +61,10 @@ type ContainerdConfig struct {
 	Snapshotter string
 	// PullTimeout bounds one image pull (DefaultPullTimeout when zero).
 	PullTimeout time.Duration
+	// InsecureRegistries are registries (host or host:port) reached over
+	// plain HTTP, like Docker's insecure-registries; loopback registries
+	// always are (containerd's resolver default), others use HTTPS.
+	InsecureRegistries []string
 	// Network gives each pod its own address on the node's pod network.
 	// Without one, every pod shares the host's network.
 	Network *Network
@@ -172,12 +177,50 @@ func (c *Containerd) PullImage(ctx context.Context, ref string) (Image, error) {
 	// The resolver logs each failed fetch at info level; the error returned
 	// here says it all, so only its warnings get through.
 	ctx = log.WithLogger(ctx, quietLogger)
-	img, err := c.client.Pull(ctx, norm, client.WithPullUnpack, client.WithPullSnapshotter(c.cfg.Snapshotter))
+	opts := []client.RemoteOpt{client.WithPullUnpack, client.WithPullSnapshotter(c.cfg.Snapshotter)}
+	if len(c.cfg.InsecureRegistries) > 0 {
+		opts = append(opts, client.WithResolver(docker.NewResolver(docker.ResolverOptions{
+			Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(plainHTTPMatcher(c.cfg.InsecureRegistries))),
+		})))
+	}
+	img, err := c.client.Pull(ctx, norm, opts...)
 	if err != nil {
 		return Image{}, fmt.Errorf("failed to pull and unpack image %q: %w", norm, err)
 	}
 	out, _, err := c.describe(ctx, img)
 	return out, err
+}
+
+// ListImages implements Runtime: the images in the node's namespace.
+func (c *Containerd) ListImages(ctx context.Context) ([]Image, error) {
+	imgs, err := c.client.ListImages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to list images: %w", err)
+	}
+	out := make([]Image, 0, len(imgs))
+	for _, img := range imgs {
+		d, _, err := c.describe(ctx, img)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// plainHTTPMatcher matches loopback hosts and the given registries.
+func plainHTTPMatcher(registries []string) func(string) (bool, error) {
+	return func(host string) (bool, error) {
+		for _, r := range registries {
+			if host == r {
+				return true, nil
+			}
+		}
+		return docker.MatchLocalhost(host)
+	}
 }
 
 func (c *Containerd) unpack(ctx context.Context, img client.Image) error {
@@ -491,6 +534,18 @@ func (c *Containerd) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("failed to label container %q: %w", id, err)
 	}
 	return nil
+}
+
+// StopContainer implements Runtime.
+func (c *Containerd) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	ctr, err := c.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return fmt.Errorf("failed to stop container %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to load container %q: %w", id, err)
+	}
+	return stopTask(ctx, ctr, grace)
 }
 
 // StopPod implements Runtime: every running task of the pod gets SIGTERM,

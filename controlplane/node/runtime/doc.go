@@ -2,8 +2,11 @@
 // Runtime interface the agent drives (images, pod sandboxes, containers) and
 // its implementations. Containerd runs real containers through a containerd
 // daemon (the host's or a ManagedContainerd child process), one network
-// namespace per pod; Simulated keeps the same states in memory for nodes that
-// run no containers. This room may touch containerd, runc, network namespaces
-// and files under the node's data directory; it knows nothing of the
-// Kubernetes API.
+// namespace per pod, pulls images through containerd's resolver (loopback
+// and configured insecure registries over plain HTTP) and runs exec for
+// kubectl exec, exec probes and hooks; Simulated keeps the same states in
+// memory for nodes that run no containers (init containers complete, app
+// containers of restartPolicy Always pods run until stopped). This room may
+// touch containerd, runc, network namespaces and files under the node's
+// data directory; it knows nothing of the Kubernetes API.
 package runtime

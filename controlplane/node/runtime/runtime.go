@@ -41,6 +41,8 @@ type Runtime interface {
 	ImageStatus(ctx context.Context, ref string) (Image, bool, error)
 	// PullImage fetches ref from its registry and makes it ready to run.
 	PullImage(ctx context.Context, ref string) (Image, error)
+	// ListImages returns the images present on the node.
+	ListImages(ctx context.Context) ([]Image, error)
 
 	// StartPod prepares what the pod's containers share (its network
 	// namespace and address) and returns the pod's IP, or "" when the pod
@@ -52,6 +54,10 @@ type Runtime interface {
 	CreateContainer(ctx context.Context, pod PodSpec, c ContainerSpec) (string, error)
 	// StartContainer starts a created container's process.
 	StartContainer(ctx context.Context, id string) error
+	// StopContainer stops one running container: SIGTERM, then up to grace
+	// for it to exit, then SIGKILL. Stopping a stopped container is not an
+	// error.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	// StopPod stops every running container of the pod: SIGTERM, then up to
 	// grace for it to exit, then SIGKILL.
 	StopPod(ctx context.Context, podUID string, grace time.Duration) error
@@ -112,6 +118,9 @@ type ContainerSpec struct {
 	MemoryBytes int64
 	// Attempt counts the instances of this container in the pod (0 first).
 	Attempt int
+	// Init marks an init container, which runs to completion before the
+	// app containers start.
+	Init bool
 	// Mounts are bind mounts of host paths (the pod's volumes).
 	Mounts []Mount
 	// RunAsUser and RunAsGroup, when set, are the process's IDs.

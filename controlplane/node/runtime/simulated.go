@@ -29,7 +29,8 @@ type SimulatedConfig struct {
 	// CompleteAfter is how long a container of a pod with restartPolicy
 	// Never or OnFailure runs before it exits 0, like KWOK's pod-complete
 	// stage (DefaultSimulatedCompleteAfter when zero). Containers of
-	// restartPolicy Always pods run until stopped.
+	// restartPolicy Always pods run until stopped; init containers always
+	// complete.
 	CompleteAfter time.Duration
 }
 
@@ -47,6 +48,8 @@ type Simulated struct {
 type simContainer struct {
 	status    ContainerStatus
 	completes bool
+	// exitCode is the status it completes with (see simulatedExitCode).
+	exitCode int
 }
 
 var _ Runtime = (*Simulated)(nil)
@@ -106,6 +109,18 @@ func (s *Simulated) PullImage(_ context.Context, ref string) (Image, error) {
 	return img, nil
 }
 
+// ListImages implements Runtime.
+func (s *Simulated) ListImages(context.Context) ([]Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Image, 0, len(s.images))
+	for _, img := range s.images {
+		out = append(out, img)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
+	return out, nil
+}
+
 // StartPod implements Runtime.
 // Simulated pods have no network of their own: the agent makes up their
 // addresses.
@@ -145,7 +160,10 @@ func (s *Simulated) CreateContainer(_ context.Context, pod PodSpec, c ContainerS
 			State:        StateCreated,
 			CreatedAt:    time.Now(),
 		},
-		completes: pod.RestartPolicy == "Never" || pod.RestartPolicy == "OnFailure",
+		completes: c.Init || pod.RestartPolicy == "Never" || pod.RestartPolicy == "OnFailure",
+	}
+	if code, ok := simulatedExitCode(c); ok {
+		s.containers[id].completes, s.containers[id].exitCode = true, code
 	}
 	return id, nil
 }
@@ -176,22 +194,41 @@ func (s *Simulated) StartContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-// StopPod implements Runtime: simulated processes exit on SIGTERM at once
-// with status 143 (128+SIGTERM), as a shell would.
+// StopContainer implements Runtime: a simulated process exits on SIGTERM
+// at once with status 143 (128+SIGTERM), as a shell would.
+func (s *Simulated) StopContainer(_ context.Context, id string, _ time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[id]
+	if !ok {
+		return fmt.Errorf("failed to stop container %q: %w", id, ErrNotFound)
+	}
+	s.stopLocked(c, time.Now())
+	return nil
+}
+
+// StopPod implements Runtime, as StopContainer for each of the pod's
+// containers.
 func (s *Simulated) StopPod(_ context.Context, podUID string, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
 	for _, c := range s.containers {
-		s.refreshLocked(c, now)
-		if c.status.PodUID == podUID && c.status.State == StateRunning {
-			c.status.State = StateExited
-			c.status.FinishedAt = now
-			c.status.ExitCode = 143
-			c.status.Reason = "Error"
+		if c.status.PodUID == podUID {
+			s.stopLocked(c, now)
 		}
 	}
 	return nil
+}
+
+func (s *Simulated) stopLocked(c *simContainer, now time.Time) {
+	s.refreshLocked(c, now)
+	if c.status.State == StateRunning {
+		c.status.State = StateExited
+		c.status.FinishedAt = now
+		c.status.ExitCode = 143
+		c.status.Reason = "Error"
+	}
 }
 
 // RemoveContainer implements Runtime.
@@ -258,8 +295,11 @@ func (s *Simulated) refreshLocked(c *simContainer, now time.Time) {
 	if done := c.status.StartedAt.Add(s.cfg.CompleteAfter); !now.Before(done) {
 		c.status.State = StateExited
 		c.status.FinishedAt = done
-		c.status.ExitCode = 0
+		c.status.ExitCode = int32(c.exitCode)
 		c.status.Reason = "Completed"
+		if c.exitCode != 0 {
+			c.status.Reason = "Error"
+		}
 	}
 }
 

@@ -35,6 +35,9 @@ type Decision struct {
 	Nodes int `json:"nodes"`
 	// Feasible is how many evaluated nodes passed every filter.
 	Feasible int `json:"feasible"`
+	// FilterPlugins are the profile's Filter plugins in the order they ran
+	// on each node; a node rejected by one was not checked by the later.
+	FilterPlugins []string `json:"filterPlugins,omitempty"`
 	// Filter holds one entry per evaluated node.
 	Filter []NodeFilter `json:"filter,omitempty"`
 	// FilterOmitted counts Filter entries left out of a compact form.
@@ -48,6 +51,9 @@ type Decision struct {
 	// failed attempt; Victims are the pods it evicted there.
 	NominatedNode string   `json:"nominatedNode,omitempty"`
 	Victims       []string `json:"victims,omitempty"`
+	// Record names the ConfigMap in the pod's namespace holding the pod's
+	// full decision record (History).
+	Record string `json:"record,omitempty"`
 	// Message is the event message: "Successfully assigned ..." or the
 	// FailedScheduling text.
 	Message string `json:"message,omitempty"`

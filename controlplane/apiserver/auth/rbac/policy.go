@@ -172,6 +172,8 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			{Verbs: v("get", "update"), APIGroups: g(legacyGroup), Resources: []string{"endpoints"}, ResourceNames: []string{"kube-scheduler"}},
 			rule(read, g(legacyGroup), "nodes"),
 			rule(v("get", "list", "watch", "delete"), g(legacyGroup), "pods"),
+			// Glassplane: each pod's decision record (<pod>.decisions).
+			rule(v("create", "get", "update"), g(legacyGroup), "configmaps"),
 			rule(v("create"), g(legacyGroup), "bindings", "pods/binding"),
 			rule(v("patch", "update"), g(legacyGroup), "pods/status"),
 			rule(read, g(legacyGroup), "replicationcontrollers", "services"),
@@ -205,7 +207,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		}},
 		{ObjectMeta: dashboardMeta(), Rules: []rbacv1.PolicyRule{
 			rule(v("get", "list", "watch", "create", "update", "patch", "delete"), g("*"), "*"),
-			rule(v("impersonate"), g(legacyGroup), "users", "groups"),
+			rule(v("impersonate"), g(legacyGroup), "users", "groups", "serviceaccounts"),
 			urls(v("get"), "*"),
 		}},
 		{ObjectMeta: tempoMeta(), Rules: []rbacv1.PolicyRule{

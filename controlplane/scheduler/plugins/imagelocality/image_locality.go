@@ -51,33 +51,66 @@ func NewWithLister(lister framework.NodeInfoLister) *ImageLocality {
 // Name returns Name.
 func (*ImageLocality) Name() string { return Name }
 
+// preScoreState is what Score needs, computed once per cycle from every
+// node's status.images: for each node, the sizes of the pod's images it
+// holds, and for each image the share of all nodes holding it.
 type preScoreState struct {
-	// numNodes[image] is how many nodes hold the image; totalNodes all.
-	numNodes   map[string]int
-	totalNodes int
+	// images are the pod's containers' images (init containers first),
+	// normalized; numContainers counts them.
+	images []string
+	// spread[image] is how many nodes hold the image over all nodes.
+	spread map[string]float64
+	// sizes[node][image] is the image's size on nodes that hold it.
+	sizes map[string]map[string]int64
 }
 
-// PreScore counts, for each of the pod's images, the nodes holding it.
+// PreScore finds, on every node of the snapshot, the pod's images among
+// node.status.images. As kube-scheduler does, an image matches when one of
+// the node's names for it equals the pod's image name with ":latest"
+// added when it names no tag or digest; the node's names are taken as they
+// are (kubelet reports them fully qualified, so a pod naming "nginx" does
+// not match "docker.io/library/nginx:latest", kubernetes/kubernetes#112699).
 func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	s := &preScoreState{numNodes: map[string]int{}}
+	s := &preScoreState{spread: map[string]float64{}, sizes: map[string]map[string]int64{}}
 	wanted := map[string]bool{}
-	for _, c := range append(append([]v1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		wanted[NormalizedImageName(c.Image)] = true
+	for _, c := range pod.Spec.InitContainers {
+		s.images = append(s.images, NormalizedImageName(c.Image))
+	}
+	for _, c := range pod.Spec.Containers {
+		s.images = append(s.images, NormalizedImageName(c.Image))
+	}
+	for _, img := range s.images {
+		wanted[img] = true
 	}
 	if pl.lister != nil {
 		all := pl.lister.List()
-		s.totalNodes = len(all)
+		holders := map[string]int{}
 		for _, ni := range all {
-			seen := map[string]bool{}
-			for _, img := range ni.Node().Status.Images {
+			node := ni.Node()
+			if node == nil {
+				continue
+			}
+			var held map[string]int64
+			for _, img := range node.Status.Images {
 				for _, name := range img.Names {
-					name = NormalizedImageName(name)
-					if wanted[name] && !seen[name] {
-						seen[name] = true
-						s.numNodes[name]++
+					if !wanted[name] {
+						continue
+					}
+					if held == nil {
+						held = map[string]int64{}
+					}
+					if _, seen := held[name]; !seen {
+						held[name] = img.SizeBytes
+						holders[name]++
 					}
 				}
 			}
+			if held != nil {
+				s.sizes[node.Name] = held
+			}
+		}
+		for name, n := range holders {
+			s.spread[name] = float64(n) / float64(len(all))
 		}
 	}
 	state.Write(preScoreStateKey, s)
@@ -87,7 +120,7 @@ func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState
 // Score sums, over the pod's containers whose image the node holds, the
 // image size times the share of nodes holding it, and maps the sum from
 // [23 MiB, 1000 MiB * containers] onto 0..100.
-func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.NewStatus(framework.Error, "node not found")
@@ -100,23 +133,14 @@ func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, pod 
 	if !ok {
 		return 0, framework.NewStatus(framework.Error, fmt.Sprintf("%T is not an imagelocality.preScoreState", data))
 	}
-	sizes := map[string]int64{}
-	for _, img := range node.Status.Images {
-		for _, name := range img.Names {
-			sizes[NormalizedImageName(name)] = img.SizeBytes
-		}
-	}
 	var sum int64
-	containers := append(append([]v1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range containers {
-		name := NormalizedImageName(c.Image)
-		size, ok := sizes[name]
-		if !ok || s.totalNodes == 0 {
-			continue
+	held := s.sizes[node.Name]
+	for _, name := range s.images {
+		if size, ok := held[name]; ok {
+			sum += int64(float64(size) * s.spread[name])
 		}
-		sum += int64(float64(size) * float64(s.numNodes[name]) / float64(s.totalNodes))
 	}
-	return calculatePriority(sum, len(containers)), nil
+	return calculatePriority(sum, len(s.images)), nil
 }
 
 func calculatePriority(sum int64, numContainers int) int64 {

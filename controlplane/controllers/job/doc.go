@@ -1,0 +1,18 @@
+// Package job is the Job controller: it runs each Job's pods to
+// spec.completions successes, at most spec.parallelism at a time, as
+// Kubernetes' job controller does. Pods carry the
+// batch.kubernetes.io/job-tracking finalizer so each finished pod is
+// counted exactly once (through status.uncountedTerminatedPods) before it
+// may go; failed pods are replaced after an exponential backoff (10s,
+// doubling, capped at 10m) until status.failed exceeds spec.backoffLimit
+// (or, for restartPolicy OnFailure, container restarts reach it), and
+// spec.activeDeadlineSeconds bounds the run. A failing job gets
+// FailureTarget, loses its active pods, then gets Failed
+// (BackoffLimitExceeded or DeadlineExceeded); a succeeding one gets
+// SuccessCriteriaMet, then Complete and completionTime. It also suspends
+// and resumes jobs, deletes finished ones after ttlSecondsAfterFinished,
+// and frees pods whose job is gone. Events: SuccessfulCreate,
+// SuccessfulDelete, Completed, BackoffLimitExceeded, DeadlineExceeded. It
+// reads Jobs and pods through informers and writes pods, Job status and
+// events through the API.
+package job

@@ -1,0 +1,203 @@
+package explain
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+)
+
+// The full decision record of a pod is one ConfigMap in the pod's
+// namespace, named RecordName(pod), labelled RecordLabel=RecordLabelValue,
+// owned by the pod (so the garbage collector deletes it with the pod) and
+// holding the gzip-compressed JSON History under binaryData[RecordKey].
+const (
+	// RecordLabel marks a ConfigMap as a scheduler decision record.
+	RecordLabel = "scheduler.glassplane.io/decisions"
+	// RecordLabelValue is RecordLabel's value on a record.
+	RecordLabelValue = "true"
+	// RecordKey is the binaryData key holding the compressed History.
+	RecordKey = "decisions.json.gz"
+	// RecordSuffix ends every record's name.
+	RecordSuffix = ".decisions"
+	// SummaryAnnotation is the Scheduled or FailedScheduling Event's
+	// annotation holding the JSON Summary of the attempt.
+	SummaryAnnotation = "scheduler.glassplane.io/summary"
+)
+
+// Limits of a record.
+const (
+	// DefaultHistory is how many attempts a record keeps, newest last.
+	DefaultHistory = 10
+	// MaxRecordBytes bounds the compressed History, well below the API's
+	// 1 MiB object limit (1,572,864 bytes in etcd's default request size,
+	// 1 MiB for a ConfigMap's data): older attempts are dropped first.
+	MaxRecordBytes = 900 * 1024
+	// maxDecodedBytes bounds what DecodeHistory inflates, so that a hostile
+	// record cannot exhaust memory.
+	maxDecodedBytes = 64 << 20
+	// maxNameLength is a DNS subdomain's maximum length.
+	maxNameLength = 253
+)
+
+// History is the attempts the scheduler recorded for one pod, oldest first.
+type History struct {
+	// Pod is "namespace/name".
+	Pod string `json:"pod"`
+	// UID is the pod's uid: a record left from an earlier pod of the same
+	// name does not count.
+	UID string `json:"uid"`
+	// Attempts are the recorded attempts, oldest first.
+	Attempts []Decision `json:"attempts"`
+	// Dropped counts older attempts left out to stay within the limits.
+	Dropped int `json:"dropped,omitempty"`
+}
+
+// RecordName is the name of the ConfigMap holding the pod's decision
+// record: the pod's name with RecordSuffix, or for names too long for
+// that, the name cut short with a hash of the whole name.
+func RecordName(pod string) string {
+	if len(pod)+len(RecordSuffix) <= maxNameLength {
+		return pod + RecordSuffix
+	}
+	h := fnv.New32a()
+	h.Write([]byte(pod))
+	hash := fmt.Sprintf("-%08x", h.Sum32())
+	return pod[:maxNameLength-len(RecordSuffix)-len(hash)] + hash + RecordSuffix
+}
+
+// EncodeHistory caps h at the newest maxAttempts attempts (DefaultHistory
+// when <= 0), then drops the oldest until the gzip-compressed JSON is at
+// most MaxRecordBytes; a single attempt still too big is cut down like
+// Compact. It returns the compressed bytes and the history they hold.
+func EncodeHistory(h History, maxAttempts int) ([]byte, History, error) {
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultHistory
+	}
+	if n := len(h.Attempts) - maxAttempts; n > 0 {
+		h.Attempts = append([]Decision(nil), h.Attempts[n:]...)
+		h.Dropped += n
+	}
+	for {
+		b, err := gzipJSON(h)
+		if err != nil {
+			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
+		}
+		if len(b) <= MaxRecordBytes {
+			return b, h, nil
+		}
+		if len(h.Attempts) > 1 {
+			h.Attempts = append([]Decision(nil), h.Attempts[1:]...)
+			h.Dropped++
+			continue
+		}
+		if len(h.Attempts) == 0 {
+			return nil, h, fmt.Errorf("failed to encode decision record of %q: %d bytes without attempts", h.Pod, len(b))
+		}
+		// One attempt alone is too big: keep its compact form.
+		c, err := Compact(h.Attempts[0])
+		if err != nil {
+			return nil, h, err
+		}
+		var d Decision
+		if err := json.Unmarshal(c, &d); err != nil {
+			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
+		}
+		h.Attempts[0] = d
+		b, err = gzipJSON(h)
+		if err != nil {
+			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
+		}
+		return b, h, nil
+	}
+}
+
+func gzipJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// ErrRecordTooLarge is returned by DecodeHistory for a record that
+// inflates beyond the decoder's bound.
+var ErrRecordTooLarge = errors.New("decision record inflates beyond 64 MiB")
+
+// DecodeHistory reads a record's compressed History.
+func DecodeHistory(b []byte) (History, error) {
+	var h History
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return h, fmt.Errorf("failed to read decision record: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
+	if err != nil {
+		return h, fmt.Errorf("failed to read decision record: %w", err)
+	}
+	if len(data) > maxDecodedBytes {
+		return h, ErrRecordTooLarge
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, fmt.Errorf("failed to decode decision record: %w", err)
+	}
+	return h, nil
+}
+
+// Summary is the short form of one attempt attached to its Event.
+type Summary struct {
+	Attempt int `json:"attempt"`
+	// Nodes is how many nodes the scheduler knew, Evaluated how many it
+	// filtered, Feasible how many passed.
+	Nodes     int `json:"nodes"`
+	Evaluated int `json:"evaluated"`
+	Feasible  int `json:"feasible"`
+	// Node is the chosen node and Score its total, when one was chosen.
+	Node  string `json:"node,omitempty"`
+	Score int64  `json:"score,omitempty"`
+	// Rejected counts the nodes each filter plugin removed.
+	Rejected map[string]int `json:"rejected,omitempty"`
+	// NominatedNode is where preemption made room.
+	NominatedNode string `json:"nominatedNode,omitempty"`
+	// Record names the ConfigMap holding the full record.
+	Record string `json:"record,omitempty"`
+}
+
+// Summarize returns d's Summary.
+func Summarize(d Decision) Summary {
+	s := Summary{Attempt: d.Attempt, Nodes: d.Nodes, Evaluated: len(d.Filter) + d.FilterOmitted, Feasible: d.Feasible,
+		Node: d.Node, NominatedNode: d.NominatedNode, Record: d.Record}
+	for _, f := range d.Filter {
+		if !f.Passed {
+			if s.Rejected == nil {
+				s.Rejected = map[string]int{}
+			}
+			s.Rejected[f.Plugin]++
+		}
+	}
+	for _, ns := range d.Scores {
+		if ns.Node == d.Node {
+			s.Score = ns.Total
+		}
+	}
+	return s
+}
+
+// SummaryJSON is the JSON of Summarize(d).
+func SummaryJSON(d Decision) string {
+	b, err := json.Marshal(Summarize(d))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

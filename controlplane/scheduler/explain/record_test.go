@@ -1,0 +1,217 @@
+package explain
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// plugins are the default profile's score plugins and weights.
+var plugins = []struct {
+	name   string
+	weight int64
+}{
+	{"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1}, {"PodTopologySpread", 2},
+	{"InterPodAffinity", 2}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
+}
+
+// fullDecision is an attempt over nodes nodes in which every node was
+// filtered and scored, except every tenth, rejected with a
+// kube-scheduler-length reason.
+func fullDecision(attempt, nodes int) Decision {
+	d := Decision{
+		Attempt: attempt, Time: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(attempt) * time.Second)),
+		Pod: "default/web-7d9f8b6c5-x2x9z", Node: "node-0000", Nodes: nodes, Record: RecordName("web-7d9f8b6c5-x2x9z"),
+		FilterPlugins: []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
+		Message:       "Successfully assigned default/web-7d9f8b6c5-x2x9z to node-0000",
+	}
+	for i := range nodes {
+		name := fmt.Sprintf("node-%04d", i)
+		if i%10 == 9 {
+			d.Filter = append(d.Filter, NodeFilter{Node: name, Plugin: "NodeResourcesFit", Reason: "Insufficient cpu"})
+			continue
+		}
+		d.Filter = append(d.Filter, NodeFilter{Node: name, Passed: true})
+		ns := NodeScore{Node: name}
+		for j, p := range plugins {
+			raw := int64((i*7919 + j*104729) % 1000)
+			norm := raw / 10
+			ns.Plugins = append(ns.Plugins, PluginScore{Plugin: p.name, Raw: raw, Normalized: norm, Weight: p.weight, Weighted: norm * p.weight})
+			ns.Total += norm * p.weight
+		}
+		d.Scores = append(d.Scores, ns)
+	}
+	d.Feasible = len(d.Scores)
+	return d
+}
+
+func TestRecordAtThousandNodes(t *testing.T) {
+	d := fullDecision(1, 1000)
+	plain, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) <= 256*1024 {
+		t.Fatalf("the uncompressed attempt has %d bytes; the test needs one beyond the 256 KiB annotation limit", len(plain))
+	}
+	h := History{Pod: d.Pod, UID: "u1"}
+	for i := range DefaultHistory {
+		h.Attempts = append(h.Attempts, fullDecision(i+1, 1000))
+	}
+	b, kept, err := EncodeHistory(h, DefaultHistory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one attempt: %d bytes of JSON; %d attempts: %d bytes compressed", len(plain), len(kept.Attempts), len(b))
+	if len(b) > MaxRecordBytes || len(b) >= 1<<20 {
+		t.Fatalf("record has %d bytes, limit %d", len(b), MaxRecordBytes)
+	}
+	got, err := DecodeHistory(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Attempts) != len(kept.Attempts) || len(got.Attempts) == 0 {
+		t.Fatalf("decoded %d attempts, encoded %d", len(got.Attempts), len(kept.Attempts))
+	}
+	last := got.Attempts[len(got.Attempts)-1]
+	if last.Attempt != DefaultHistory || len(last.Filter) != 1000 || len(last.Scores) != 900 || len(last.Scores[0].Plugins) != len(plugins) {
+		t.Errorf("newest attempt %d has %d filter and %d score entries; want attempt %d with 1000 and 900", last.Attempt, len(last.Filter), len(last.Scores), DefaultHistory)
+	}
+	if got.Dropped+len(got.Attempts) != DefaultHistory {
+		t.Errorf("%d kept + %d dropped, want %d", len(got.Attempts), got.Dropped, DefaultHistory)
+	}
+	if !reflect.DeepEqual(last.Scores[5], d.Scores[5]) {
+		t.Errorf("scores changed in the round trip: %+v, want %+v", last.Scores[5], d.Scores[5])
+	}
+}
+
+func TestHistoryCapping(t *testing.T) {
+	tests := []struct {
+		name        string
+		attempts    int
+		max         int
+		reasonBytes int
+		wantFirst   int
+		wantDropped int
+	}{
+		{"below the cap keeps all", 3, 5, 10, 1, 0},
+		{"the cap keeps the newest", 12, 5, 10, 8, 7},
+		{"zero means the default", 15, 0, 10, 15 - DefaultHistory + 1, 15 - DefaultHistory},
+		// Random letters: about 350 KiB compressed per attempt,
+		// so only the newest two fit into MaxRecordBytes.
+		{"the size limit drops the oldest", 4, 10, 6000, 3, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := History{Pod: "default/p", UID: "u"}
+			for i := range tt.attempts {
+				d := Decision{Attempt: i + 1, Pod: "default/p", Nodes: 100}
+				for n := range 100 {
+					d.Filter = append(d.Filter, NodeFilter{Node: fmt.Sprintf("n%d", n), Plugin: "P", Reason: noise(i*1000+n, tt.reasonBytes)})
+				}
+				h.Attempts = append(h.Attempts, d)
+			}
+			b, kept, err := EncodeHistory(h, tt.max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > MaxRecordBytes {
+				t.Fatalf("%d bytes, limit %d", len(b), MaxRecordBytes)
+			}
+			got, err := DecodeHistory(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Attempts[0].Attempt != tt.wantFirst || got.Dropped != tt.wantDropped || got.Attempts[len(got.Attempts)-1].Attempt != tt.attempts {
+				t.Errorf("kept attempts %d..%d, dropped %d; want %d..%d, dropped %d",
+					got.Attempts[0].Attempt, got.Attempts[len(got.Attempts)-1].Attempt, got.Dropped, tt.wantFirst, tt.attempts, tt.wantDropped)
+			}
+			if len(kept.Attempts) != len(got.Attempts) {
+				t.Errorf("EncodeHistory says %d attempts, the record holds %d", len(kept.Attempts), len(got.Attempts))
+			}
+		})
+	}
+}
+
+func TestOneHugeAttemptIsCompacted(t *testing.T) {
+	d := Decision{Attempt: 1, Pod: "default/p", Nodes: 1000}
+	for n := range 1000 {
+		d.Filter = append(d.Filter, NodeFilter{Node: fmt.Sprintf("n%d", n), Plugin: "P", Reason: noise(n, 2000)})
+	}
+	b, kept, err := EncodeHistory(History{Pod: "default/p", Attempts: []Decision{d}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxRecordBytes {
+		t.Fatalf("%d bytes, limit %d", len(b), MaxRecordBytes)
+	}
+	if a := kept.Attempts[0]; len(a.Filter) == 0 || len(a.Filter)+a.FilterOmitted != 1000 {
+		t.Errorf("kept %d filter entries, %d omitted", len(a.Filter), a.FilterOmitted)
+	}
+}
+
+func TestDecodeHistoryRefusesGarbage(t *testing.T) {
+	for _, b := range [][]byte{nil, []byte("not gzip"), mustGzip(t, "{not json")} {
+		if _, err := DecodeHistory(b); err == nil {
+			t.Errorf("DecodeHistory(%q) succeeded", b)
+		}
+	}
+}
+
+func TestRecordName(t *testing.T) {
+	if got := RecordName("web"); got != "web.decisions" {
+		t.Errorf("RecordName(web) = %q", got)
+	}
+	long := strings.Repeat("a", 250)
+	a, b := RecordName(long), RecordName(long[:249]+"b")
+	if len(a) > 253 || !strings.HasSuffix(a, RecordSuffix) || a == b {
+		t.Errorf("long names: %q (%d) and %q", a, len(a), b)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	d := fullDecision(2, 50)
+	s := Summarize(d)
+	if s.Attempt != 2 || s.Nodes != 50 || s.Evaluated != 50 || s.Feasible != 45 || s.Node != "node-0000" || s.Rejected["NodeResourcesFit"] != 5 || s.Record != "web-7d9f8b6c5-x2x9z.decisions" {
+		t.Errorf("summary %+v", s)
+	}
+	if s.Score != d.Scores[0].Total {
+		t.Errorf("score %d, want the chosen node's %d", s.Score, d.Scores[0].Total)
+	}
+	if n := len(SummaryJSON(fullDecision(1, 1000))); n > 1024 {
+		t.Errorf("summary of 1,000 nodes has %d bytes", n)
+	}
+}
+
+// noise returns n pseudo-random letters that gzip cannot shrink much.
+func noise(seed, n int) string {
+	b := make([]byte, n)
+	x := uint32(seed*2654435761 + 1)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
+}
+
+func mustGzip(t *testing.T, s string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

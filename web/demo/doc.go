@@ -1,0 +1,10 @@
+// Package demo holds the classroom demos: guided scenarios, each a script of
+// manifests and API calls with a narration per step in English and Korean
+// (the seed notes' language). `glassplane demo list|run` plays them in a
+// terminal against the cluster of a kubeconfig, and the dashboard's Demos
+// page plays them as the logged-in user. A demo acts only through the API
+// client it is given (client-go), like kubectl, so every step is
+// authenticated, authorized, admitted, audited and shown on the cluster
+// map; it waits on conditions with generous timeouts, never on sleeps, and
+// removes what it created when it ends.
+package demo
