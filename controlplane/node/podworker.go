@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,12 @@ type podWorker struct {
 	// deleteSent is set once the pod's containers are gone and the final
 	// Delete was sent; the worker then waits for the pod to disappear.
 	deleteSent bool
+	// syncedAt is when the worker last synced in full; seen is what the
+	// last quiet check found (the pod's resourceVersion and its
+	// containers' states), so that a periodic check finding nothing new
+	// costs one container list and no status work.
+	syncedAt time.Time
+	seen     string
 }
 
 type waitingReason struct {
@@ -115,17 +122,66 @@ func (a *Agent) runWorker(ctx context.Context, w *podWorker) {
 	t := time.NewTicker(a.cfg.PodResyncInterval)
 	defer t.Stop()
 	defer w.stopProbes()
+	full := true
 	for {
-		if a.syncPod(ctx, w) {
-			return
+		if full || !a.quiet(ctx, w) {
+			w.syncedAt = time.Now()
+			if a.syncPod(ctx, w) {
+				return
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.wakeCh:
+			full = true
 		case <-t.C:
+			full = time.Since(w.syncedAt) >= podFullResyncInterval
 		}
 	}
+}
+
+// podFullResyncInterval is how often a worker syncs its pod in full even
+// when nothing seems to change, as the kubelet's pod workers resync (it
+// refreshes volume contents, for one).
+const podFullResyncInterval = 10 * time.Second
+
+// quiet reports whether a periodic check can skip the sync: the pod is
+// unchanged since the last check, not being deleted, has no back-off or
+// waiting container to come back to, and its containers are in the states
+// they were in. Like the kubelet's PLEG relist, this notices containers
+// that exited or started by themselves; changes to the pod, probe results
+// and events wake the worker for a full sync instead.
+func (a *Agent) quiet(ctx context.Context, w *podWorker) bool {
+	pod, err := a.podLister.Pods(w.namespace).Get(w.name)
+	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil || w.lastStatus == nil || len(w.waiting) > 0 {
+		return false
+	}
+	for _, b := range w.backoffs {
+		if !b.until.Before(w.syncedAt) {
+			return false
+		}
+	}
+	list, err := a.cfg.Runtime.ListContainers(ctx, string(w.uid))
+	if err != nil {
+		return false
+	}
+	list = slices.Clone(list)
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].Name != list[j].Name {
+			return list[i].Name < list[j].Name
+		}
+		return list[i].Attempt < list[j].Attempt
+	})
+	var sb strings.Builder
+	sb.WriteString(pod.ResourceVersion)
+	for _, c := range list {
+		fmt.Fprintf(&sb, "|%s/%d/%s/%s/%d", c.Name, c.Attempt, c.ID, c.State, c.ExitCode)
+	}
+	seen := sb.String()
+	same := seen == w.seen
+	w.seen = seen
+	return same
 }
 
 // syncPod moves the pod one step towards what its spec asks and reports
