@@ -63,6 +63,13 @@ type ValidationInterface interface {
 }
 
 // Step records what one plugin did, for the audit annotations and the dashboard.
+// Handler is implemented by plugins that act only on some requests, as
+// kube-apiserver's admission.Interface.Handles tells: the chain skips them,
+// and the work of recording their patch, for the others.
+type Handler interface {
+	Handles(a *Attributes) bool
+}
+
 type Step struct {
 	Plugin string `json:"plugin"`
 	Phase  string `json:"phase"`
@@ -114,10 +121,16 @@ func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
 	// Each plugin's patch is the difference between the object before and
 	// after it; one plugin's "after" is the next one's "before", and a
 	// plugin that changed nothing (the usual case) costs no diff.
+	// A plugin that does not handle the request (a Handler saying so) is
+	// recorded as a step that changed nothing, and costs nothing.
 	var before []byte
-	for i, p := range c.mutating {
+	for _, p := range c.mutating {
 		step := Step{Plugin: p.Name(), Phase: PhaseMutating}
-		if i == 0 {
+		if h, ok := p.(Handler); ok && !h.Handles(a) {
+			steps = append(steps, step)
+			continue
+		}
+		if before == nil {
 			var err error
 			if before, err = marshalObject(a.Object); err != nil {
 				return steps, apierrors.NewInternalError(err)

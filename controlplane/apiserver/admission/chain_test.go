@@ -121,3 +121,28 @@ func TestNamespaceFinalizeValidatesFinalizers(t *testing.T) {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
+
+// pickyPlugin handles only namespaced requests and counts its calls.
+type pickyPlugin struct{ calls *int }
+
+func (pickyPlugin) Name() string               { return "Picky" }
+func (pickyPlugin) Handles(a *Attributes) bool { return a.Namespace != "" }
+func (p pickyPlugin) Admit(_ context.Context, a *Attributes) error {
+	*p.calls++
+	a.Object.(*corev1.Pod).Labels = map[string]string{"picky": "yes"}
+	return nil
+}
+
+func TestChainSkipsPluginsThatDoNotHandleTheRequest(t *testing.T) {
+	calls := 0
+	c := NewChain(pickyPlugin{&calls})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	steps, err := c.Run(context.Background(), &Attributes{Operation: Create, Object: pod})
+	if err != nil || calls != 0 || pod.Labels != nil || len(steps) != 1 || steps[0].Plugin != "Picky" || steps[0].Patch != "" {
+		t.Fatalf("unhandled: steps %+v, err %v, calls %d, labels %v", steps, err, calls, pod.Labels)
+	}
+	steps, err = c.Run(context.Background(), &Attributes{Operation: Create, Namespace: "ns", Object: pod})
+	if err != nil || calls != 1 || len(steps) != 1 || steps[0].Patch != `[{"op":"add","path":"/metadata/labels","value":{"picky":"yes"}}]` {
+		t.Fatalf("handled: steps %+v, err %v, calls %d", steps, err, calls)
+	}
+}

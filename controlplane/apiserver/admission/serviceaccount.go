@@ -82,6 +82,12 @@ func podToAdmit(a *Attributes) (*corev1.Pod, bool) {
 	return pod, ok
 }
 
+// Handles implements Handler: pod creations only.
+func (p *ServiceAccount) Handles(a *Attributes) bool {
+	_, ok := podToAdmit(a)
+	return ok
+}
+
 // Admit implements MutationInterface.
 func (p *ServiceAccount) Admit(ctx context.Context, a *Attributes) error {
 	pod, ok := podToAdmit(a)

@@ -26,6 +26,12 @@ func (*DefaultTolerationSeconds) Name() string { return DefaultTolerationSeconds
 // defaultTolerationSeconds is the plugin's default for both taints.
 const defaultTolerationSeconds = int64(300)
 
+// Handles implements Handler: pod creations and updates, not subresources.
+func (*DefaultTolerationSeconds) Handles(a *Attributes) bool {
+	_, isPod := a.Object.(*corev1.Pod)
+	return isPod && a.Subresource == "" && (a.Operation == Create || a.Operation == Update)
+}
+
 // Admit implements MutationInterface.
 func (*DefaultTolerationSeconds) Admit(_ context.Context, a *Attributes) error {
 	if a.Subresource != "" || (a.Operation != Create && a.Operation != Update) {
