@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -148,12 +149,34 @@ func New(cfg Config) (*Server, error) {
 		}
 		described = append(described, res.openAPI())
 	}
-	svc, err := openapi.NewService(described)
-	if err != nil {
-		return nil, fmt.Errorf("failed to build the OpenAPI documents: %w", err)
-	}
-	s.openapi = svc.Handler()
+	s.openapi = &lazyOpenAPI{resources: described}
 	return s, nil
+}
+
+// lazyOpenAPI builds the OpenAPI documents on their first request: they take
+// megabytes, and many runs of the control plane (a classroom demo, an idle
+// cluster) never serve them. kubectl asks on its first apply or explain.
+type lazyOpenAPI struct {
+	resources []openapi.Resource
+	once      sync.Once
+	handler   http.Handler
+	err       error
+}
+
+func (l *lazyOpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.once.Do(func() {
+		svc, err := openapi.NewService(l.resources)
+		if err != nil {
+			l.err = fmt.Errorf("failed to build the OpenAPI documents: %w", err)
+			return
+		}
+		l.handler, l.resources = svc.Handler(), nil
+	})
+	if l.err != nil {
+		writeText(w, http.StatusInternalServerError, l.err.Error())
+		return
+	}
+	l.handler.ServeHTTP(w, r)
 }
 
 func containsGV(list []schema.GroupVersion, gv schema.GroupVersion) bool {
