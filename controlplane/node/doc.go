@@ -18,7 +18,11 @@
 // SIGKILL) for its restartPolicy to decide. On a simulated node probes and
 // hooks run no processes and pass. Graceful deletion runs every running
 // container's preStop hook within the grace period before SIGTERM and ends
-// with the agent deleting the pod object with grace 0.
+// with the agent deleting the pod object with grace 0. A worker syncs its
+// pod in full when the pod changes, a probe result changes or an event wakes
+// it, and every 10 seconds; between those, a tick every PodResyncInterval
+// only lists the pod's containers and syncs when their states changed (a
+// container that exited by itself), as the kubelet's PLEG relist does.
 //
 // The Node's status carries capacity and allocatable (capacity minus
 // SystemReserved), the pressure conditions from the host's readings

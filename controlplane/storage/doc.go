@@ -2,7 +2,9 @@
 // Kubernetes key layout (/registry/<resource>/<namespace>/<name>), writes with
 // etcd transactions (create only if absent, update and delete only at the
 // expected ModRevision), lists with pagination, and runs one etcd watch whose
-// events fan out to every API watcher and dashboard stream. Values are opaque
-// bytes here (JSON in practice); decoding belongs to the API server. Only this
-// package talks to etcd's key space.
+// events fan out to every API watcher and dashboard stream, each live event
+// carrying one Memo that its watchers share, so that the API server decodes
+// and encodes it once however many watch. Values are opaque bytes here (JSON
+// in practice); decoding belongs to the API server. Only this package talks
+// to etcd's key space.
 package storage
