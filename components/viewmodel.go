@@ -113,6 +113,14 @@ type Apply struct {
 	Error string
 	// Submitted is true after a POST.
 	Submitted bool
+	// DryRun is true when Results come from a server-side dry run; the
+	// page then offers to apply for real.
+	DryRun bool
+	// Lines is the submitted manifest line by line, with the lines errors
+	// point at marked; empty without field errors.
+	Lines []ManifestLine
+	// ActingAs names whom the API sees applying.
+	ActingAs string
 }
 
 // Example is a manifest the form can be filled with.
@@ -126,10 +134,42 @@ type Example struct {
 type ApplyResult struct {
 	// Ref reads like kubectl's: "pod/mypod".
 	Ref string
-	// Action is created, configured or unchanged; empty on error.
+	// Action is created, configured or unchanged; empty on error. After a
+	// dry run it ends in " (server dry run)".
 	Action string
 	Error  string
 	Href   string
+	// Fields are the error's causes that name a field, with their lines.
+	Fields []FieldError
+	// Added is, after a dry run, what the API server would store that the
+	// document did not say: defaults and admission's changes.
+	Added []FieldChange
+}
+
+// FieldError is an API error about one field of a document.
+type FieldError struct {
+	// Path is the field path ("spec.containers[0].image").
+	Path    string
+	Message string
+	// Line is the manifest line of the field (from 1), 0 if not found.
+	Line int
+}
+
+// FieldChange is one field the API server set: Added (absent from the
+// submitted document) or changed from Was.
+type FieldChange struct {
+	Path  string
+	Value string
+	Was   string
+	Added bool
+}
+
+// ManifestLine is one line of the submitted manifest, marked when an error
+// points at it.
+type ManifestLine struct {
+	N     int
+	Text  string
+	Error bool
 }
 
 // Object is one object with its timeline.

@@ -46,8 +46,8 @@ type Config struct {
 
 // Dashboard serves the pages and runs the websocket hub.
 type Dashboard struct {
-	cfg     Config
-	log     *slog.Logger
+	cfg      Config
+	log      *slog.Logger
 	hub      *hub
 	applier  *applier
 	sessions *sessions

@@ -106,3 +106,124 @@ func anyContains(list []string, sub string) bool {
 	}
 	return false
 }
+
+// click clicks the element with data-testid id.
+func click(t *testing.T, tab context.Context, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(webtest.TestID(id)))); err != nil {
+		t.Fatalf("failed to click %s: %v", id, err)
+	}
+}
+
+// setTempo sets the tempo object's mode as the admin, through the API.
+func setTempo(t *testing.T, c *Cluster, mode string) {
+	t.Helper()
+	c.MustKubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", fmt.Sprintf(`{"data":{"mode":%q}}`, mode))
+}
+
+// TestBrowserTempoStepHoldsTheScheduler switches the classroom tempo to step
+// on the overview's tempo panel: a new pod is not bound while the scheduler
+// waits (the panel and the map show it waiting), one Next lets the
+// scheduler bind it and no more, the next Next lets the node agent start
+// its container. A ServiceAccount without rights, logged in with its token,
+// sees the control disabled and gets RBAC's Forbidden when it tries.
+func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	t.Cleanup(func() { c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`) })
+
+	webtest.Navigate(t, tab, c.WebURL+"/")
+	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	if webtest.Eval[string](t, tab, `document.querySelector('[data-testid="tempo"]').dataset.canChange`) != "true" {
+		t.Fatal("the dashboard's own identity may not change the tempo")
+	}
+	click(t, tab, "tempo-mode-step")
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "step"`)
+	cm, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "step" {
+		t.Fatalf("tempo object after choosing step: %v %v", cm.Data, err)
+	}
+
+	c.MustKubectl(t, "", "run", "steppod", "--image=glassplane.local/hello:latest", "--restart=Never")
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "pod", "steppod", "--wait=false") })
+	webtest.WaitFor(t, tab, `[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === "scheduler: schedule pod default/steppod")`)
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="map-box-scheduler"]').classList.contains("tempo-waiting-box")`)
+	webtest.Screenshot(t, tab, filepath.Join(out, "tempo-step.png"))
+	// The scheduler holds the pod as long as no step is released.
+	time.Sleep(2 * time.Second)
+	pod, err := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != "" {
+		t.Fatalf("pod bound to %q in step mode before any step was released", pod.Spec.NodeName)
+	}
+
+	click(t, tab, "tempo-next")
+	Eventually(t, time.Minute, "the pod is bound after one step", func() error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Spec.NodeName == "" {
+			return fmt.Errorf("not bound")
+		}
+		pod = p
+		return nil
+	})
+	// One step, one action: the node agent now waits to start the container.
+	webtest.WaitFor(t, tab, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === %s)`,
+		webtest.JSString("node/"+pod.Spec.NodeName+": start container steppod of pod default/steppod")))
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo-last"]').textContent.includes("scheduler: schedule pod default/steppod")`)
+	if p, _ := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{}); p != nil && p.Status.Phase == corev1.PodRunning {
+		t.Fatal("the pod started although only one step was released")
+	}
+	click(t, tab, "tempo-next")
+	waitPodPhase(t, c, "default", "steppod", corev1.PodRunning, 2*time.Minute)
+
+	click(t, tab, "tempo-mode-realtime")
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "realtime"`)
+
+	// A user without rights: the control is disabled and the API says why.
+	c.MustKubectl(t, "", "create", "serviceaccount", "tempo-viewer")
+	token := strings.TrimSpace(c.MustKubectl(t, "", "create", "token", "tempo-viewer"))
+	viewer := newTab(t, tab)
+	webtest.Navigate(t, viewer, c.WebURL+"/login")
+	lctx, cancel := context.WithTimeout(viewer, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(lctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("login-token")), token),
+		chromedp.Click(chromedp.CSS(webtest.TestID("login-submit"))),
+	); err != nil {
+		t.Fatalf("failed to log in: %v", err)
+	}
+	webtest.WaitSelector(t, viewer, webtest.TestID("tempo"))
+	if got := webtest.Eval[string](t, viewer, `document.querySelector('[data-testid="tempo-acting-as"]').textContent`); !strings.Contains(got, "system:serviceaccount:default:tempo-viewer") {
+		t.Fatalf("acting as %q, want the ServiceAccount", got)
+	}
+	if !webtest.Eval[bool](t, viewer, `document.querySelector('[data-testid="tempo-set"]').disabled`) {
+		t.Fatal("the tempo control is enabled for a user RBAC does not allow to update it")
+	}
+	// Sending the form anyway (as a script could) gets RBAC's answer.
+	webtest.Eval[bool](t, viewer, `(() => {
+		const f = document.querySelector('[data-testid="tempo-form"]');
+		const body = new URLSearchParams(new FormData(f)); body.set("mode", "step");
+		fetch("/tempo", {method: "POST", body, headers: {Accept: "application/json"}})
+			.then(async r => { window.__tempoAnswer = r.status + " " + (await r.json()).message; });
+		return true;
+	})()`)
+	webtest.WaitFor(t, viewer, `typeof window.__tempoAnswer === "string"`)
+	msg := webtest.Eval[string](t, viewer, `window.__tempoAnswer`)
+	if !strings.HasPrefix(msg, "403 ") || !strings.Contains(msg, `configmaps "glassplane-tempo" is forbidden: User "system:serviceaccount:default:tempo-viewer" cannot get resource "configmaps"`) {
+		t.Fatalf("a forbidden tempo change answered %q", msg)
+	}
+	cm, err = c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "realtime" {
+		t.Fatalf("tempo after a forbidden change: %v %v", cm.Data, err)
+	}
+}
