@@ -10,6 +10,7 @@ const (
 	PageApply    Page = "apply"
 	PageObject   Page = "object"
 	PageEtcd     Page = "etcd"
+	PageDemos    Page = "demos"
 )
 
 // Layout is what every page shares: the header and the stream position the
@@ -484,4 +485,42 @@ type NodeRow struct {
 	Runtime       string
 	Taints        []string
 	Labels        []string
+}
+
+// Demos lists the classroom demos and the recent runs.
+type Demos struct {
+	CSRFToken string
+	// Lang is the narration language (en or ko).
+	Lang     string
+	ActingAs string
+	// CanRun is false without an API connection.
+	CanRun bool
+	Demos  []DemoInfo
+	Runs   []DemoRun
+}
+
+// DemoInfo is one demo.
+type DemoInfo struct {
+	Name  string
+	Title string
+	Steps int
+}
+
+// DemoRun is one play of a demo and its narrated steps so far.
+type DemoRun struct {
+	ID    string     `json:"id"`
+	Name  string     `json:"name"`
+	By    string     `json:"by"`
+	Done  bool       `json:"done"`
+	Error string     `json:"error,omitempty"`
+	Lines []DemoLine `json:"lines"`
+}
+
+// DemoLine is one step of a run: its narration, then its result or error.
+type DemoLine struct {
+	Step      int    `json:"step"`
+	Total     int    `json:"total"`
+	Narration string `json:"narration"`
+	Result    string `json:"result,omitempty"`
+	Error     string `json:"error,omitempty"`
 }

@@ -51,6 +51,7 @@ type Dashboard struct {
 	hub      *hub
 	applier  *applier
 	sessions *sessions
+	demoRuns demoRuns
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -104,6 +105,9 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/events", d.events)
 	g.GET("/nodes", d.nodes)
 	g.GET("/scheduler/:namespace/:name", d.scheduler)
+	g.GET("/demos", d.demosPage, csrf)
+	g.POST("/demos/:name/run", d.demoStart, middleware.BodyLimit(64<<10), csrf)
+	g.GET("/demos/runs/:id", d.demoRunJSON)
 	g.GET("/ws", d.serveWS)
 }
 

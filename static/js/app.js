@@ -7,6 +7,7 @@ import { requestsPage } from "./requests.js";
 import { presenter, timelineKeys } from "./presenter.js";
 import { tempo } from "./tempo.js";
 import { applyPage } from "./apply.js";
+import { demosPage } from "./demos.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
@@ -18,4 +19,5 @@ const page = pages[document.body.dataset.page];
 if (page) page(stream);
 if (document.body.dataset.page === "overview") tempo(stream);
 if (document.body.dataset.page === "apply") applyPage();
+if (document.body.dataset.page === "demos") demosPage();
 if (document.body.dataset.page !== "login") stream.start();

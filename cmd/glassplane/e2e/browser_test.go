@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +227,125 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 	if err != nil || cm.Data["mode"] != "realtime" {
 		t.Fatalf("tempo after a forbidden change: %v %v", cm.Data, err)
 	}
+}
+
+// loginAs logs the browser in to the dashboard with an API bearer token.
+func loginAs(t *testing.T, c *Cluster, tab context.Context, token string) {
+	t.Helper()
+	webtest.Navigate(t, tab, c.WebURL+"/login")
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("login-token")), token),
+		chromedp.Click(chromedp.CSS(webtest.TestID("login-submit"))),
+	); err != nil {
+		t.Fatalf("failed to log in: %v", err)
+	}
+	webtest.WaitSelector(t, tab, webtest.TestID("nav"))
+}
+
+// fillAndClick puts manifest into the apply form and presses the button
+// with data-testid button.
+func fillAndClick(t *testing.T, tab context.Context, manifest, button string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("manifest")), manifest),
+		chromedp.Click(chromedp.CSS(webtest.TestID(button))),
+	); err != nil {
+		t.Fatalf("failed to press %s: %v", button, err)
+	}
+	webtest.WaitSelector(t, tab, webtest.TestID("apply-result"))
+}
+
+// TestBrowserApplyDryRunFieldErrorsAndForbidden: the apply page's dry run
+// shows what defaulting adds and stores nothing; Apply then creates; an
+// invalid name is reported on its field with the line selected in the
+// editor; and a user without rights, logged in with a ServiceAccount token,
+// gets RBAC's Forbidden message for their own identity.
+func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	manifest := strings.Replace(seedPod, "seed-mypod", "dryrunpod", 1)
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "pod", "dryrunpod", "--wait=false") })
+
+	webtest.Navigate(t, tab, c.WebURL+"/apply")
+	fillAndClick(t, tab, manifest, "apply-dryrun")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result"]').dataset.action`); got != "created (server dry run)" {
+		t.Fatalf("dry run result %q", got)
+	}
+	added := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="added-field"]')].map(r => r.dataset.path)`)
+	for _, want := range []string{"spec.containers[0].imagePullPolicy", "spec.restartPolicy", "metadata.creationTimestamp"} {
+		if !slices.Contains(added, want) {
+			t.Errorf("the dry run's diff lacks %s: %q", want, added)
+		}
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-dry-run.png"))
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err == nil {
+		t.Fatal("the dry run stored the pod")
+	}
+	fillAndClick(t, tab, manifest, "apply-submit")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result"]').dataset.action`); got != "created" {
+		t.Fatalf("apply result %q", got)
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err != nil {
+		t.Fatalf("Apply did not store the pod: %v", err)
+	}
+
+	invalid := strings.Replace(seedPod, "seed-mypod", "My_Pod", 1)
+	fillAndClick(t, tab, invalid, "apply-dryrun")
+	webtest.WaitSelector(t, tab, `[data-testid="field-error"][data-path="metadata.name"][data-line="4"]`)
+	webtest.WaitFor(t, tab, `document.getElementById("manifest").dataset.selectedLine === "4"`)
+	if sel := webtest.Eval[string](t, tab, `(() => { const e = document.getElementById("manifest"); return e.value.slice(e.selectionStart, e.selectionEnd); })()`); sel != "  name: My_Pod" {
+		t.Errorf("the editor selected %q, want the name line", sel)
+	}
+	if !webtest.Eval[bool](t, tab, `document.querySelector('[data-testid="manifest-lines"] li[data-line="4"]').dataset.error === "true"`) {
+		t.Error("the numbered manifest does not mark line 4")
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-field-error.png"))
+
+	c.MustKubectl(t, "", "create", "serviceaccount", "apply-viewer")
+	token := strings.TrimSpace(c.MustKubectl(t, "", "create", "token", "apply-viewer"))
+	loginAs(t, c, tab, token)
+	webtest.Navigate(t, tab, c.WebURL+"/apply")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-acting-as"]').textContent`); !strings.Contains(got, "system:serviceaccount:default:apply-viewer") {
+		t.Fatalf("acting as %q", got)
+	}
+	fillAndClick(t, tab, strings.Replace(seedPod, "seed-mypod", "viewerpod", 1), "apply-submit")
+	msg := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result-error"]')?.textContent ?? ""`)
+	if !strings.Contains(msg, `"viewerpod" is forbidden: User "system:serviceaccount:default:apply-viewer" cannot`) {
+		t.Fatalf("a user without rights saw %q", msg)
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-forbidden.png"))
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "viewerpod", metav1.GetOptions{}); err == nil {
+		t.Fatal("a user without rights created a pod through the dashboard")
+	}
+}
+
+// TestBrowserDemosPage starts a classroom demo from the dashboard, in
+// Korean, and follows its narrated steps to the scheduler's verdict.
+func TestBrowserDemosPage(t *testing.T) {
+	c := SharedCluster(t)
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	webtest.Navigate(t, tab, c.WebURL+"/demos?lang=ko")
+	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "rbac-denied"} {
+		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))
+	}
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="demo-unschedulable"]').textContent`); !strings.Contains(got, "어느 노드에도 들어가지 않는 Pod") {
+		t.Fatalf("the demo's title is not in Korean: %q", got)
+	}
+	click(t, tab, "demo-run-unschedulable")
+	webtest.WaitSelector(t, tab, `[data-testid="demo-run"][data-done="true"]`)
+	steps := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="demo-run"] [data-testid="demo-step"]')].map(s => s.textContent)`)
+	if len(steps) != 2 || !strings.Contains(steps[0], "CPU 1000개를 요청하는 Pod") || !strings.Contains(steps[1], "FailedScheduling: 0/") || !strings.Contains(steps[1], "Insufficient cpu") {
+		t.Fatalf("the run's steps: %q", steps)
+	}
+	if webtest.Eval[bool](t, tab, `document.querySelector('[data-testid="demo-run-error"]') !== null`) {
+		t.Fatal("the demo failed")
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "demos.png"))
 }
