@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +255,32 @@ spec:
 		out := c.MustKubectl(t, "", "get", "ds", "agent")
 		if !strings.Contains(out, "UP-TO-DATE") || !strings.Contains(out, "NODE SELECTOR") {
 			t.Errorf("kubectl get ds:\n%s", out)
+		}
+	})
+
+	t.Run("daemon set gets a pod on a node that joins", func(t *testing.T) {
+		kubeconfig := filepath.Join(t.TempDir(), "node.kubeconfig")
+		kc, err := exec.Command(binary, "kubeconfig", "--data-dir", c.DataDir, "--user", "system:node:joined", "--group", "system:nodes").Output()
+		if err != nil {
+			t.Fatalf("glassplane kubeconfig: %v", err)
+		}
+		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		node := exec.Command(binary, "node", "--kubeconfig", kubeconfig, "--node-name", "joined", "--runtime", "simulated",
+			"--simulated-start-delay", "200ms", "--data-dir", t.TempDir())
+		var log lockedBuffer
+		node.Stdout, node.Stderr = &log, &log
+		if err := node.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			node.Process.Signal(os.Interrupt)
+			node.Wait()
+		})
+		waitDaemonSet(t, c, "agent", 4)
+		if pods := daemonPodsByNode(t, c, "agent"); len(pods["joined"]) != 1 {
+			t.Fatalf("pods by node = %v, want one on the joined node\n%s", pods, log.String())
 		}
 	})
 }
