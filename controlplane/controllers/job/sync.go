@@ -314,16 +314,8 @@ func failureOf(job *batchv1.Job, status *batchv1.JobStatus, active []*v1.Pod, no
 	if failed > limit {
 		return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
 	}
-	if job.Spec.Template.Spec.RestartPolicy == v1.RestartPolicyOnFailure && limit > 0 {
-		restarts := failed
-		for _, p := range active {
-			for _, cs := range append(append([]v1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-				restarts += cs.RestartCount
-			}
-		}
-		if restarts >= limit && restarts > failed {
-			return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
-		}
+	if pastBackoffLimitOnFailure(job, active, limit) {
+		return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
 	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if d := job.Spec.ActiveDeadlineSeconds; d != nil && status.StartTime != nil && !suspended {
@@ -332,6 +324,31 @@ func failureOf(job *batchv1.Job, status *batchv1.JobStatus, active []*v1.Pod, no
 		}
 	}
 	return "", ""
+}
+
+// pastBackoffLimitOnFailure is Kubernetes' check for restartPolicy
+// OnFailure, whose failures are container restarts inside running or
+// pending pods: their restarts reach the limit (any restart for limit 0).
+func pastBackoffLimitOnFailure(job *batchv1.Job, active []*v1.Pod, limit int32) bool {
+	if job.Spec.Template.Spec.RestartPolicy != v1.RestartPolicyOnFailure {
+		return false
+	}
+	var restarts int32
+	for _, p := range active {
+		if p.Status.Phase != v1.PodRunning && p.Status.Phase != v1.PodPending {
+			continue
+		}
+		for _, cs := range p.Status.InitContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+	}
+	if limit == 0 {
+		return restarts > 0
+	}
+	return restarts >= limit
 }
 
 // manageActive creates or deletes pods so the job runs as many as it
