@@ -145,6 +145,9 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 	}
 	click(t, tab, "tempo-mode-step")
 	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "step"`)
+	if msg := webtest.Eval[string](t, tab, `(e => e.hidden ? "" : e.textContent)(document.querySelector('[data-testid="tempo-error"]'))`); msg != "" {
+		t.Fatalf("the tempo panel shows an error: %q", msg)
+	}
 	cm, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
 	if err != nil || cm.Data["mode"] != "step" {
 		t.Fatalf("tempo object after choosing step: %v %v", cm.Data, err)
