@@ -135,7 +135,9 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 	ctx := context.Background()
 	tab := webtest.Browser(t)
 	out := webtest.OutputDir(t)
-	t.Cleanup(func() { c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`) })
+	t.Cleanup(func() {
+		c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`)
+	})
 
 	webtest.Navigate(t, tab, c.WebURL+"/")
 	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
