@@ -118,12 +118,6 @@ func click(t *testing.T, tab context.Context, id string) {
 	}
 }
 
-// setTempo sets the tempo object's mode as the admin, through the API.
-func setTempo(t *testing.T, c *Cluster, mode string) {
-	t.Helper()
-	c.MustKubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", fmt.Sprintf(`{"data":{"mode":%q}}`, mode))
-}
-
 // TestBrowserTempoStepHoldsTheScheduler switches the classroom tempo to step
 // on the overview's tempo panel: a new pod is not bound while the scheduler
 // waits (the panel and the map show it waiting), one Next lets the
