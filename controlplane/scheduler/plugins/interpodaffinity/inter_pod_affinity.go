@@ -140,9 +140,16 @@ func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleS
 		antiAffinityCounts:         topologyToMatchedTermCount{},
 	}
 	if pl.lister != nil {
+		// Without required terms of its own, the pod only needs checking
+		// against the placed pods' required anti-affinity.
+		ownTerms := len(aff.RequiredAffinityTerms) > 0 || len(aff.RequiredAntiAffinityTerms) > 0
 		for _, ni := range pl.lister.List() {
 			node := ni.Node()
-			for _, pi := range ni.Pods {
+			pods := ni.Pods
+			if !ownTerms {
+				pods = ni.PodsWithRequiredAntiAffinity
+			}
+			for _, pi := range pods {
 				for _, t := range pi.Affinity.RequiredAntiAffinityTerms {
 					if t.Matches(pod) {
 						s.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
@@ -247,9 +254,16 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		m[v] += w
 	}
 	if pl.lister != nil {
+		// Without preferred terms of its own, only placed pods with affinity
+		// terms can score.
+		ownTerms := len(aff.PreferredAffinityTerms) > 0 || len(aff.PreferredAntiAffinityTerms) > 0
 		for _, ni := range pl.lister.List() {
 			node := ni.Node()
-			for _, pi := range ni.Pods {
+			pods := ni.Pods
+			if !ownTerms {
+				pods = ni.PodsWithAffinity
+			}
+			for _, pi := range pods {
 				existing := pi.Pod
 				for _, t := range aff.PreferredAffinityTerms {
 					if t.Matches(existing) {
