@@ -183,6 +183,32 @@ spec:
 		})
 	})
 
+	t.Run("indexed job runs each index once", func(t *testing.T) {
+		c.MustKubectl(t, `apiVersion: batch/v1
+kind: Job
+metadata: {name: indexed}
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "echo $JOB_COMPLETION_INDEX"]}]
+`, "apply", "-f", "-")
+		c.MustKubectl(t, "", "wait", "--for=condition=complete", "job/indexed", "--timeout=2m")
+		out := c.MustKubectl(t, "", "get", "job", "indexed", "-o", "jsonpath={.status.completedIndexes} {.status.succeeded}")
+		if out != "0-2 3" {
+			t.Errorf("completedIndexes and succeeded = %q, want \"0-2 3\"", out)
+		}
+		hosts := c.MustKubectl(t, "", "get", "pods", "-l", "batch.kubernetes.io/job-name=indexed", "-o", "jsonpath={.items[*].spec.hostname}")
+		for _, h := range []string{"indexed-0", "indexed-1", "indexed-2"} {
+			if !strings.Contains(hosts, h) {
+				t.Errorf("pod hostnames %q lack %s", hosts, h)
+			}
+		}
+	})
+
 	t.Run("kubectl create job runs to completion", func(t *testing.T) {
 		c.MustKubectl(t, "", "create", "job", "oneshot", "--image=busybox", "--", "echo", "hello")
 		c.MustKubectl(t, "", "wait", "--for=condition=complete", "job/oneshot", "--timeout=2m")
