@@ -371,3 +371,16 @@ func TestSyncOnFailureCountsContainerRestarts(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncPodOrphanedByItsJobLosesItsFinalizer(t *testing.T) {
+	pod := newPod(newJob(), "released", tracked())
+	pod.OwnerReferences = nil
+	f := newFixture(t, pod)
+	if err := f.c.syncKey(context.Background(), orphanPrefix+"default/released"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.client.CoreV1().Pods("default").Get(context.Background(), "released", metav1.GetOptions{})
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v on a pod without a controller", got.Finalizers)
+	}
+}
