@@ -2,7 +2,9 @@
 // map (home, with the classroom tempo panel), the apply form (a server-side
 // dry run showing what admission and defaulting add, then apply; field
 // errors pointed at their manifest line), an object's timeline (with its
-// owners and its dependents' steps), the request pipeline, the Events and
+// owners and its dependents' steps), a pod's scheduling explanation (its
+// decision record: every attempt, and a nodes × plugins matrix of filter
+// results and scores), the request pipeline, the Events and
 // Nodes lists, the etcd explorer (key history through revisions, diffs, the
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages. It reads
