@@ -282,6 +282,15 @@ spec:
 		if !strings.Contains(out, "UP-TO-DATE") || !strings.Contains(out, "NODE SELECTOR") {
 			t.Errorf("kubectl get ds:\n%s", out)
 		}
+
+		// A surging update: the new pod starts beside the old one.
+		c.MustKubectl(t, "", "patch", "ds", "agent", "--type=merge", "-p",
+			`{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.36"}]}}}}`)
+		c.MustKubectl(t, "", "rollout", "status", "ds/agent", "--timeout=2m")
+		waitDaemonSet(t, c, "agent", 3)
+		if pods := daemonPodsByNode(t, c, "agent"); len(pods["sim-1"])+len(pods["sim-2"])+len(pods["sim-3"]) != 3 {
+			t.Errorf("pods by node after the surging update = %v, want one per node", pods)
+		}
 	})
 
 	t.Run("daemon set gets a pod on a node that joins", func(t *testing.T) {
