@@ -175,7 +175,11 @@ type ManifestLine struct {
 
 // Object is one object with its timeline.
 type Object struct {
-	Resource  string
+	// CSRFToken signs the delete form; empty hides it (no API connection).
+	CSRFToken string
+	// DeleteError is the API's answer to a refused delete.
+	DeleteError string
+	Resource    string
 	Namespace string
 	Name      string
 	Kind      string

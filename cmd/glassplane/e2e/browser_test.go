@@ -322,6 +322,16 @@ func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
 	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "viewerpod", metav1.GetOptions{}); err == nil {
 		t.Fatal("a user without rights created a pod through the dashboard")
 	}
+	// Delete, too, is theirs: refused with the API's words, the pod stays.
+	webtest.Navigate(t, tab, c.WebURL+"/objects/pods/default/dryrunpod")
+	click(t, tab, "object-delete")
+	webtest.WaitSelector(t, tab, webtest.TestID("object-delete-error"))
+	if msg := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="object-delete-error"]').textContent`); !strings.Contains(msg, `pods "dryrunpod" is forbidden: User "system:serviceaccount:default:apply-viewer" cannot delete resource "pods"`) {
+		t.Fatalf("a forbidden delete showed %q", msg)
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the pod is gone after a forbidden delete: %v", err)
+	}
 }
 
 // TestBrowserDemosPage starts a classroom demo from the dashboard, in
