@@ -177,8 +177,13 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 		return nil
 	})
 	// One step, one action: the node agent now waits to start the container.
-	webtest.WaitFor(t, tab, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === %s)`,
-		webtest.JSString("node/"+pod.Spec.NodeName+": start container steppod of pod default/steppod")))
+	if err := waitJS(tab, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === %s)`,
+		webtest.JSString("node/"+pod.Spec.NodeName+": start container steppod of pod default/steppod"))); err != nil {
+		cm, _ := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+		p, _ := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+		shown := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].map(li => li.textContent)`)
+		t.Fatalf("the node agent is not shown waiting: %v; page shows %q; tempo %v; pod phase %s\n%s", err, shown, cm.Data, p.Status.Phase, tail(c.Log(), 60))
+	}
 	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo-last"]').textContent.includes("scheduler: schedule pod default/steppod")`)
 	if p, _ := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{}); p != nil && p.Status.Phase == corev1.PodRunning {
 		t.Fatal("the pod started although only one step was released")
