@@ -11,8 +11,9 @@
 // cluster state only through the object store (storage.Store: List, Get,
 // Watch, and its etcd client for reads at past revisions) and the audit
 // ring, as any watcher of the API does, and it writes only through the real
-// API server as a client (apply, tempo, demos), so every change it makes is
-// authenticated, authorized, admitted and audited like kubectl's.
+// API server as a client (apply, an object page's Delete, tempo, demos), so
+// every change it makes is authenticated, authorized, admitted and audited
+// like kubectl's.
 //
 // Login takes either the dashboard's login token (the dashboard then acts
 // with its own identity, system:glassplane-dashboard) or any bearer token
