@@ -180,12 +180,12 @@ type Object struct {
 	// DeleteError is the API's answer to a refused delete.
 	DeleteError string
 	Resource    string
-	Namespace string
-	Name      string
-	Kind      string
-	UID       string
-	Key       string
-	Found     bool
+	Namespace   string
+	Name        string
+	Kind        string
+	UID         string
+	Key         string
+	Found       bool
 	// ResourceVersion is the etcd ModRevision of the stored object.
 	ResourceVersion int64
 	// YAML is the object as stored, secrets masked.
