@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -411,4 +412,67 @@ func TestDemoCommand(t *testing.T) {
 	if out, err := exec.Command(binary, "demo", "run", "no-such-demo", "--kubeconfig", c.Kubeconfig).CombinedOutput(); err == nil || !strings.Contains(string(out), `no demo "no-such-demo"`) {
 		t.Errorf("an unknown demo: err %v, output %s", err, out)
 	}
+}
+
+// TestTempoStepModeThroughTheAPI drives the classroom tempo with kubectl
+// alone, as any client may: in step mode a new pod is not bound while the
+// scheduler waits (listed in the tempo object), one released step lets the
+// scheduler bind it and the node agent then waits in turn.
+func TestTempoStepModeThroughTheAPI(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	cms := c.Client.CoreV1().ConfigMaps("kube-system")
+	patch := func(data string) {
+		t.Helper()
+		c.MustKubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":`+data+`}`)
+	}
+	waitingFor := func(what string) {
+		t.Helper()
+		Eventually(t, time.Minute, "the tempo to list "+what, func() error {
+			cm, err := cms.Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for k, v := range cm.Data {
+				if strings.HasPrefix(k, "waiting.") && v == what {
+					return nil
+				}
+			}
+			return fmt.Errorf("waiting: %v", cm.Data)
+		})
+	}
+	release := func() {
+		t.Helper()
+		cm, err := cms.Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken, _ := strconv.Atoi(cm.Data["taken"])
+		patch(fmt.Sprintf(`{"released":"%d"}`, taken+1))
+	}
+	patch(`{"mode":"step"}`)
+	t.Cleanup(func() {
+		c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`)
+		c.Kubectl(t, "", "delete", "pod", "tempo-api-pod", "--wait=false")
+	})
+	c.MustKubectl(t, "", "run", "tempo-api-pod", "--image=glassplane.local/hello:latest", "--restart=Never")
+	waitingFor("scheduler: schedule pod default/tempo-api-pod")
+	if p, err := c.Client.CoreV1().Pods("default").Get(ctx, "tempo-api-pod", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("pod bound while the scheduler waits for a step: %v %v", p.Spec.NodeName, err)
+	}
+	release()
+	var node string
+	Eventually(t, time.Minute, "the pod to be bound after one step", func() error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "tempo-api-pod", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if node = p.Spec.NodeName; node == "" {
+			return fmt.Errorf("not bound")
+		}
+		return nil
+	})
+	waitingFor("node/" + node + ": start container tempo-api-pod of pod default/tempo-api-pod")
+	release()
+	waitPodPhase(t, c, "default", "tempo-api-pod", corev1.PodRunning, 2*time.Minute)
 }
