@@ -10,6 +10,7 @@
 // CIDR with one iptables rule. Simulated keeps the same states in
 // memory for nodes that run no containers (init containers complete, app
 // containers of restartPolicy Always pods run until stopped). This room may
-// touch containerd, runc, network namespaces and files under the node's
-// data directory; it knows nothing of the Kubernetes API.
+// touch containerd, runc, network namespaces, the pod CIDR's iptables rule,
+// tmpfs mounts and files under the node's data directory; it knows nothing
+// of the Kubernetes API.
 package runtime
