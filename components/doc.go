@@ -1,10 +1,12 @@
 // Package components holds the dashboard's templ components: the page layout,
 // the cluster map (an SVG of the architecture with nodes and pods), the
-// narration panel, the apply form, an object's timeline, the request
-// pipeline, the Events and Nodes lists, the etcd key explorer and the login
-// form. Each component is a pure function of the view model declared in
-// viewmodel.go; package web fills the view models from the store and the
-// audit ring. Every value is rendered through templ's escaping, and key
-// elements carry data-testid attributes for tests and the browser scripts in
-// package static.
+// narration panel, the classroom tempo panel (realtime, slow, step with a
+// Next button and the waiting actions), the apply form (dry-run diff of what
+// the API server adds, field errors with their lines), an object's
+// timeline, the request pipeline, the Events and Nodes lists, the etcd key
+// explorer, the demos page and the login form. Each component is a pure
+// function of the view model declared in viewmodel.go; package web fills
+// the view models from the store, the audit ring and the API. Every value is
+// rendered through templ's escaping, and key elements carry data-testid
+// attributes for tests and the browser scripts in package static.
 package components

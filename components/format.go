@@ -1,6 +1,7 @@
 package components
 
 import (
+	"net/url"
 	"strconv"
 	"time"
 
@@ -156,4 +157,12 @@ func diffClass(op string) string {
 		return "dl-del"
 	}
 	return "dl-same"
+}
+
+// objectPath is the dashboard path of an object's page.
+func objectPath(o Object) string {
+	if o.Namespace == "" {
+		return "/objects/" + url.PathEscape(o.Resource) + "/" + url.PathEscape(o.Name)
+	}
+	return "/objects/" + url.PathEscape(o.Resource) + "/" + url.PathEscape(o.Namespace) + "/" + url.PathEscape(o.Name)
 }

@@ -10,6 +10,7 @@ const (
 	PageApply    Page = "apply"
 	PageObject   Page = "object"
 	PageEtcd     Page = "etcd"
+	PageDemos    Page = "demos"
 )
 
 // Layout is what every page shares: the header and the stream position the
@@ -113,6 +114,14 @@ type Apply struct {
 	Error string
 	// Submitted is true after a POST.
 	Submitted bool
+	// DryRun is true when Results come from a server-side dry run; the
+	// page then offers to apply for real.
+	DryRun bool
+	// Lines is the submitted manifest line by line, with the lines errors
+	// point at marked; empty without field errors.
+	Lines []ManifestLine
+	// ActingAs names whom the API sees applying.
+	ActingAs string
 }
 
 // Example is a manifest the form can be filled with.
@@ -126,21 +135,57 @@ type Example struct {
 type ApplyResult struct {
 	// Ref reads like kubectl's: "pod/mypod".
 	Ref string
-	// Action is created, configured or unchanged; empty on error.
+	// Action is created, configured or unchanged; empty on error. After a
+	// dry run it ends in " (server dry run)".
 	Action string
 	Error  string
 	Href   string
+	// Fields are the error's causes that name a field, with their lines.
+	Fields []FieldError
+	// Added is, after a dry run, what the API server would store that the
+	// document did not say: defaults and admission's changes.
+	Added []FieldChange
+}
+
+// FieldError is an API error about one field of a document.
+type FieldError struct {
+	// Path is the field path ("spec.containers[0].image").
+	Path    string
+	Message string
+	// Line is the manifest line of the field (from 1), 0 if not found.
+	Line int
+}
+
+// FieldChange is one field the API server set: Added (absent from the
+// submitted document) or changed from Was.
+type FieldChange struct {
+	Path  string
+	Value string
+	Was   string
+	Added bool
+}
+
+// ManifestLine is one line of the submitted manifest, marked when an error
+// points at it.
+type ManifestLine struct {
+	N     int
+	Text  string
+	Error bool
 }
 
 // Object is one object with its timeline.
 type Object struct {
-	Resource  string
-	Namespace string
-	Name      string
-	Kind      string
-	UID       string
-	Key       string
-	Found     bool
+	// CSRFToken signs the delete form; empty hides it (no API connection).
+	CSRFToken string
+	// DeleteError is the API's answer to a refused delete.
+	DeleteError string
+	Resource    string
+	Namespace   string
+	Name        string
+	Kind        string
+	UID         string
+	Key         string
+	Found       bool
 	// ResourceVersion is the etcd ModRevision of the stored object.
 	ResourceVersion int64
 	// YAML is the object as stored, secrets masked.
@@ -444,4 +489,42 @@ type NodeRow struct {
 	Runtime       string
 	Taints        []string
 	Labels        []string
+}
+
+// Demos lists the classroom demos and the recent runs.
+type Demos struct {
+	CSRFToken string
+	// Lang is the narration language (en or ko).
+	Lang     string
+	ActingAs string
+	// CanRun is false without an API connection.
+	CanRun bool
+	Demos  []DemoInfo
+	Runs   []DemoRun
+}
+
+// DemoInfo is one demo.
+type DemoInfo struct {
+	Name  string
+	Title string
+	Steps int
+}
+
+// DemoRun is one play of a demo and its narrated steps so far.
+type DemoRun struct {
+	ID    string     `json:"id"`
+	Name  string     `json:"name"`
+	By    string     `json:"by"`
+	Done  bool       `json:"done"`
+	Error string     `json:"error,omitempty"`
+	Lines []DemoLine `json:"lines"`
+}
+
+// DemoLine is one step of a run: its narration, then its result or error.
+type DemoLine struct {
+	Step      int    `json:"step"`
+	Total     int    `json:"total"`
+	Narration string `json:"narration"`
+	Result    string `json:"result,omitempty"`
+	Error     string `json:"error,omitempty"`
 }

@@ -1,11 +1,9 @@
 package web
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -16,13 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/components"
 )
@@ -113,14 +109,16 @@ func newAPIApplier(cfg *rest.Config) (*applier, error) {
 	return &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
 }
 
-// apply creates or updates every document of manifest in order and reports
-// each outcome. The error is for a manifest that cannot be read at all.
-func (a *applier) apply(ctx context.Context, u *identity, manifest string) ([]components.ApplyResult, error) {
+// apply creates or updates every document of manifest in order, as u, and
+// reports each outcome; with dryRun the API server runs everything up to
+// the etcd write (dryRun=All) and each result lists what it would add. The
+// error is for a manifest that cannot be read at all.
+func (a *applier) apply(ctx context.Context, u *identity, manifest string, dryRun bool) ([]components.ApplyResult, error) {
 	dyn, err := a.client(u)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := splitDocuments(manifest)
+	docs, err := splitManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
@@ -129,45 +127,33 @@ func (a *applier) apply(ctx context.Context, u *identity, manifest string) ([]co
 	}
 	results := make([]components.ApplyResult, 0, len(docs))
 	for i, doc := range docs {
-		results = append(results, a.applyOne(ctx, dyn, i+1, doc))
+		results = append(results, a.applyOne(ctx, dyn, i+1, doc, dryRun))
 	}
 	return results, nil
 }
 
-// splitDocuments reads a multi-document YAML (or JSON) stream into JSON
-// documents, skipping empty ones.
-func splitDocuments(manifest string) ([][]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
-	var docs [][]byte
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the manifest: %w", err)
-		}
-		if strings.TrimSpace(string(raw)) == "" {
-			continue
-		}
-		js, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("failed to parse document %d: %w", len(docs)+1, err)
-		}
-		if string(js) == "null" {
-			continue
-		}
-		docs = append(docs, js)
-	}
-}
-
-func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc []byte) components.ApplyResult {
+func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc document, dryRun bool) (res components.ApplyResult) {
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(doc); err != nil {
+	if err := obj.UnmarshalJSON(doc.JSON); err != nil {
 		return components.ApplyResult{Ref: fmt.Sprintf("document %d", index), Error: err.Error()}
 	}
+	submitted := obj.DeepCopy().Object
 	gvk := obj.GroupVersionKind()
-	res := components.ApplyResult{Ref: kindRef(gvk, obj.GetName())}
+	res = components.ApplyResult{Ref: kindRef(gvk, obj.GetName())}
+	fail := func(err error) components.ApplyResult {
+		res.Error = apiMessage(err)
+		res.Fields = fieldErrors(err, doc)
+		return res
+	}
+	var dry []string
+	if dryRun {
+		dry = []string{metav1.DryRunAll}
+		defer func() {
+			if res.Action != "" {
+				res.Action += " (server dry run)"
+			}
+		}()
+	}
 	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		a.mapper.Reset()
@@ -192,22 +178,24 @@ func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int
 	if obj.GetName() != "" {
 		existing, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			res.Error = apiMessage(err)
-			return res
+			return fail(err)
 		}
 		if err != nil {
 			existing = nil
 		}
 	}
 	if existing == nil {
-		created, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		created, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager, DryRun: dry})
 		if err != nil {
-			res.Error = apiMessage(err)
-			return res
+			return fail(err)
 		}
 		res.Ref = kindRef(gvk, created.GetName())
 		res.Action = "created"
-		res.Href = objectHref(mapping.Resource.Resource, namespace, created.GetName())
+		if dryRun {
+			res.Added = addedFields(submitted, created.Object)
+		} else {
+			res.Href = objectHref(mapping.Resource.Resource, namespace, created.GetName())
+		}
 		return res
 	}
 	res.Href = objectHref(mapping.Resource.Resource, namespace, obj.GetName())
@@ -218,12 +206,14 @@ func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int
 		res.Action = "unchanged"
 		return res
 	}
-	updated, err := ri.Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
+	updated, err := ri.Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager, DryRun: dry})
 	if err != nil {
-		res.Error = apiMessage(err)
-		return res
+		return fail(err)
 	}
 	res.Action = "configured"
+	if dryRun {
+		res.Added = addedFields(submitted, updated.Object)
+	}
 	if rv := updated.GetResourceVersion(); rv != "" && rv == existing.GetResourceVersion() {
 		res.Action = "unchanged"
 	}
@@ -280,7 +270,7 @@ func apiMessage(err error) string {
 
 // applyForm serves the empty form, or one filled with ?example=<name>.
 func (d *Dashboard) applyForm(c *echo.Context) error {
-	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples}
+	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples, ActingAs: d.actingAs(c.Request())}
 	if name := c.QueryParam("example"); name != "" {
 		for _, e := range examples {
 			if e.Name == name {
@@ -294,7 +284,7 @@ func (d *Dashboard) applyForm(c *echo.Context) error {
 // applySubmit applies the posted manifest and shows the outcome per document.
 func (d *Dashboard) applySubmit(c *echo.Context) error {
 	manifest := c.FormValue("manifest")
-	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples, Manifest: manifest, Submitted: true}
+	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples, Manifest: manifest, Submitted: true, ActingAs: d.actingAs(c.Request())}
 	status := http.StatusOK
 	switch {
 	case d.applier == nil:
@@ -304,12 +294,14 @@ func (d *Dashboard) applySubmit(c *echo.Context) error {
 		vm.Error = fmt.Sprintf("The manifest is larger than %d bytes.", maxManifestBytes)
 		status = http.StatusRequestEntityTooLarge
 	default:
-		results, err := d.applier.apply(c.Request().Context(), d.userOf(c.Request()), manifest)
+		vm.DryRun = c.FormValue("action") != "apply"
+		results, err := d.applier.apply(c.Request().Context(), d.userOf(c.Request()), manifest, vm.DryRun)
 		if err != nil {
 			vm.Error = err.Error()
 			status = http.StatusUnprocessableEntity
 		}
 		vm.Results = results
+		vm.Lines = manifestLines(manifest, results)
 		for _, r := range results {
 			d.log.Debug("dashboard applied", "object", r.Ref, "action", r.Action, "error", r.Error)
 		}
@@ -320,6 +312,27 @@ func (d *Dashboard) applySubmit(c *echo.Context) error {
 func (d *Dashboard) renderApply(c *echo.Context, status int, vm components.Apply) error {
 	seq := d.auditSeq()
 	return render(c, status, components.ApplyPage(d.layout("Apply", components.PageApply, d.cfg.Store.Revision(), seq), vm))
+}
+
+// manifestLines numbers the manifest's lines and marks those the results'
+// field errors point at; nil when no error names a line.
+func manifestLines(manifest string, results []components.ApplyResult) []components.ManifestLine {
+	marked := map[int]bool{}
+	for _, r := range results {
+		for _, f := range r.Fields {
+			if f.Line > 0 {
+				marked[f.Line] = true
+			}
+		}
+	}
+	if len(marked) == 0 {
+		return nil
+	}
+	var out []components.ManifestLine
+	for i, l := range strings.Split(strings.TrimSuffix(manifest, "\n"), "\n") {
+		out = append(out, components.ManifestLine{N: i + 1, Text: strings.TrimRight(l, "\r"), Error: marked[i+1]})
+	}
+	return out
 }
 
 // csrfToken is the token the CSRF middleware expects back in the form.

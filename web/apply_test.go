@@ -81,7 +81,7 @@ func TestApplier(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			results, err := a.apply(ctx, nil, tt.manifest)
+			results, err := a.apply(ctx, nil, tt.manifest, false)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -152,7 +152,7 @@ func TestApplyForm(t *testing.T) {
 		}
 	})
 	t.Run("with token", func(t *testing.T) {
-		resp, err := client.PostForm(e.srv.URL+"/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}})
+		resp, err := client.PostForm(e.srv.URL+"/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}, "action": {"apply"}})
 		if err != nil {
 			t.Fatal(err)
 		}

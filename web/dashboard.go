@@ -46,11 +46,12 @@ type Config struct {
 
 // Dashboard serves the pages and runs the websocket hub.
 type Dashboard struct {
-	cfg     Config
-	log     *slog.Logger
+	cfg      Config
+	log      *slog.Logger
 	hub      *hub
 	applier  *applier
 	sessions *sessions
+	demoRuns demoRuns
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -97,13 +98,18 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.POST("/tempo/next", d.tempoNext, middleware.BodyLimit(64<<10), csrf)
 	g.GET("/apply", d.applyForm, csrf)
 	g.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
-	g.GET("/objects/:resource/:name", d.object)
-	g.GET("/objects/:resource/:namespace/:name", d.object)
+	g.GET("/objects/:resource/:name", d.object, csrf)
+	g.GET("/objects/:resource/:namespace/:name", d.object, csrf)
+	g.POST("/objects/:resource/:name/delete", d.objectDelete, middleware.BodyLimit(64<<10), csrf)
+	g.POST("/objects/:resource/:namespace/:name/delete", d.objectDelete, middleware.BodyLimit(64<<10), csrf)
 	g.GET("/etcd", d.etcd)
 	g.GET("/requests", d.requests)
 	g.GET("/events", d.events)
 	g.GET("/nodes", d.nodes)
 	g.GET("/scheduler/:namespace/:name", d.scheduler)
+	g.GET("/demos", d.demosPage, csrf)
+	g.POST("/demos/:name/run", d.demoStart, middleware.BodyLimit(64<<10), csrf)
+	g.GET("/demos/runs/:id", d.demoRunJSON)
 	g.GET("/ws", d.serveWS)
 }
 

@@ -1,13 +1,29 @@
 // Package web is Glassplane's dashboard: the Echo handlers for the cluster
-// map (home), the apply form, an object's timeline (with its owners and its
-// dependents' steps), the request pipeline, the Events and Nodes lists and
-// the etcd explorer (key history through revisions, diffs, the cluster at a
-// past revision), the optional login token, and the websocket hub that
-// streams changes to open pages. It reads cluster state only through the
-// object store (storage.Store: List, Get, Watch, and its etcd client for
-// reads at past revisions) and the audit ring, as any watcher of the API
-// does, and it writes only through the real API server as a client (the
-// apply form), so every change it makes is authenticated, admitted and
-// audited like kubectl's. Pages are rendered by package components; browser
-// scripts and styles come from package static.
+// map (home, with the classroom tempo panel), the apply form (a server-side
+// dry run showing what admission and defaulting add, then apply; field
+// errors pointed at their manifest line), an object's timeline (with its
+// owners and its dependents' steps), a pod's scheduling explanation (its
+// decision record: every attempt, and a nodes × plugins matrix of filter
+// results and scores), the request pipeline, the Events and
+// Nodes lists, the etcd explorer (key history through revisions, diffs, the
+// cluster at a past revision), the classroom demos (package demo), login,
+// and the websocket hub that streams changes to open pages. It reads
+// cluster state only through the object store (storage.Store: List, Get,
+// Watch, and its etcd client for reads at past revisions) and the audit
+// ring, as any watcher of the API does, and it writes only through the real
+// API server as a client (apply, an object page's Delete, tempo, demos), so
+// every change it makes is authenticated, authorized, admitted and audited
+// like kubectl's.
+//
+// Login takes either the dashboard's login token (the dashboard then acts
+// with its own identity, system:glassplane-dashboard) or any bearer token
+// the API server accepts (a --token-auth-file token, `kubectl create
+// token`): the dashboard asks the API server whose it is (SelfSubjectReview),
+// keeps a server-side session, and sends that user's writes with its own
+// credentials plus Impersonate-User and Impersonate-Group, so RBAC decides
+// them as for that user and a Forbidden Status is shown as the API wrote
+// it. The tempo (package controlplane/tempo, the ConfigMap
+// kube-system/glassplane-tempo) is changed the same way: only users RBAC
+// lets update that object may. Pages are rendered by package components;
+// browser scripts and styles come from package static.
 package web

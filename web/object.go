@@ -56,7 +56,10 @@ func (d *Dashboard) object(c *echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("unknown format %q (json or yaml)", format))
 	}
 
-	vm := components.Object{Resource: resource, Namespace: namespace, Name: name, Key: key, Kind: kindOfResource(resource)}
+	vm := components.Object{Resource: resource, Namespace: namespace, Name: name, Key: key, Kind: kindOfResource(resource), DeleteError: c.QueryParam("error")}
+	if d.applier != nil {
+		vm.CSRFToken = csrfToken(c)
+	}
 	if kv != nil {
 		head := decodeHead(kv.Value)
 		vm.Found = true

@@ -74,6 +74,9 @@ func tempoModel(s tempo.State) components.Tempo {
 		Mode: string(s.Mode), Delay: s.Delay.String(), Released: s.Released, Taken: s.Taken,
 		LastStep: s.LastStep, Waiting: s.WaitingActions(),
 	}
+	if vm.Waiting == nil {
+		vm.Waiting = []string{}
+	}
 	for _, m := range tempo.Modes {
 		vm.Modes = append(vm.Modes, string(m))
 	}

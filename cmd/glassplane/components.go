@@ -62,7 +62,7 @@ func newSchedulerCommand() *cobra.Command {
 func newNodeCommand() *cobra.Command {
 	var (
 		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
-		startDelay                                                    time.Duration
+		startDelay, completeAfter                                     time.Duration
 		capacity                                                      map[string]string
 		systemReserved                                                string
 		insecureRegistries                                            []string
@@ -101,7 +101,7 @@ func newNodeCommand() *cobra.Command {
 			}
 			switch runtimeName {
 			case "simulated":
-				nc.Runtime = runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: startDelay})
+				nc.Runtime = runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: startDelay, CompleteAfter: completeAfter})
 				nc.Simulated = true
 			case "containerd":
 				if containerdAddress == "" {
@@ -129,6 +129,7 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
 	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	f.DurationVar(&completeAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit")
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
 	f.StringVar(&systemReserved, "system-reserved", "", "resources held back from the node's allocatable, e.g. cpu=100m,memory=256Mi")
 	f.StringSliceVar(&insecureRegistries, "insecure-registry", nil, "registries (host:port) pulled from over plain HTTP (loopback ones always are)")

@@ -147,7 +147,7 @@ func connectNodes(api *apiserver.Server, ca *pki.CA) error {
 func simulatedNode(name string, o upOptions) node.Config {
 	return node.Config{
 		NodeName:  name,
-		Runtime:   runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay}),
+		Runtime:   runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
 		Simulated: true,
 	}
 }

@@ -50,20 +50,23 @@ type upOptions struct {
 	nodeRuntime         string
 	simulatedNodes      int
 	simulatedStartDelay time.Duration
-	nodeName            string
-	schedulerConfig     string
-	nodeMonitorGrace    time.Duration
-	runScheduler        bool
-	nodePort            int
-	podCIDR             string
-	systemReserved      string
-	insecureRegistries  []string
-	auditLogPath        string
-	auditPolicyFile     string
-	tokenAuthFile       string
-	anonymousAuth       bool
-	profiling           bool
-	saKeyFile           string
+	// simulatedCompleteAfter is how long simulated containers of
+	// run-to-completion pods run.
+	simulatedCompleteAfter time.Duration
+	nodeName               string
+	schedulerConfig        string
+	nodeMonitorGrace       time.Duration
+	runScheduler           bool
+	nodePort               int
+	podCIDR                string
+	systemReserved         string
+	insecureRegistries     []string
+	auditLogPath           string
+	auditPolicyFile        string
+	tokenAuthFile          string
+	anonymousAuth          bool
+	profiling              bool
+	saKeyFile              string
 }
 
 func newUpCommand() *cobra.Command {
@@ -88,6 +91,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.nodeRuntime, "node-runtime", "auto", "the local node: auto (containerd where it can run, else simulated), containerd, simulated or none")
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	f.DurationVar(&o.simulatedCompleteAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit (0, or N for a command ending in \"exit N\")")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")
 	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")

@@ -15,12 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// pods/log and pods/exec are answered by the pod's node agent, as
+// pods/log, pods/exec and pods/portforward are answered by the pod's node agent, as
 // kube-apiserver answers them through the kubelet: the API server finds
 // the node's address and port (status.daemonEndpoints.kubeletEndpoint) and
 // proxies the request to it with its own client certificate
 // (Config.KubeletClient), streaming responses and upgraded connections
-// (the websocket exec protocol) both ways.
+// (the websocket exec protocol, SPDY port forwarding) both ways.
 
 func logSubresource() *subresource {
 	return &subresource{Name: "log", Verbs: []string{"get"}, connect: (*request).proxyPodLog}
@@ -28,6 +28,19 @@ func logSubresource() *subresource {
 
 func execSubresource() *subresource {
 	return &subresource{Name: "exec", Kind: corev1.SchemeGroupVersion.WithKind("PodExecOptions"), Verbs: []string{"create", "get"}, connect: (*request).proxyPodExec}
+}
+
+func portForwardSubresource() *subresource {
+	return &subresource{Name: "portforward", Kind: corev1.SchemeGroupVersion.WithKind("PodPortForwardOptions"), Verbs: []string{"create", "get"}, connect: (*request).proxyPodPortForward}
+}
+
+// proxyPodPortForward serves GET and POST pods/<name>/portforward (the
+// node answers kubelet's SPDY portforward.k8s.io protocol).
+func (q *request) proxyPodPortForward() error {
+	if q.info.Verb != "get" && q.info.Verb != "create" {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/portforward"}, q.info.Verb)
+	}
+	return q.proxyToNode("portForward")
 }
 
 // proxyPodLog serves GET pods/<name>/log.
@@ -47,7 +60,7 @@ func (q *request) proxyPodExec() error {
 }
 
 // proxyToNode sends the request to /<path>/<namespace>/<pod>/<container>
-// on the pod's node agent.
+// on the pod's node agent (/<path>/<namespace>/<pod> for portForward).
 func (q *request) proxyToNode(path string) error {
 	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
@@ -58,9 +71,13 @@ func (q *request) proxyToNode(path string) error {
 	}
 	q.setObjectRef(obj)
 	pod := obj.(*corev1.Pod)
-	container, err := podContainer(pod, q.r.URL.Query().Get("container"))
-	if err != nil {
-		return err
+	nodePath := "/" + path + "/" + pod.Namespace + "/" + pod.Name
+	if path != "portForward" {
+		container, err := podContainer(pod, q.r.URL.Query().Get("container"))
+		if err != nil {
+			return err
+		}
+		nodePath += "/" + container
 	}
 	if pod.Spec.NodeName == "" {
 		return apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
@@ -81,7 +98,7 @@ func (q *request) proxyToNode(path string) error {
 	target := &url.URL{
 		Scheme:   "https",
 		Host:     net.JoinHostPort(host, strconv.Itoa(int(port))),
-		Path:     "/" + path + "/" + pod.Namespace + "/" + pod.Name + "/" + container,
+		Path:     nodePath,
 		RawQuery: query.Encode(),
 	}
 	transport := &http.Transport{TLSClientConfig: q.s.cfg.KubeletClient.TLS.Clone(), ForceAttemptHTTP2: false}

@@ -164,7 +164,7 @@ func newResources() []*resource {
 		{
 			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
-			Subresources: []*subresource{statusSubresource(), bindingSubresource(), logSubresource(), execSubresource()},
+			Subresources: []*subresource{statusSubresource(), bindingSubresource(), logSubresource(), execSubresource(), portForwardSubresource()},
 			FieldLabels:  podFields,
 		},
 		{

@@ -244,6 +244,10 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			}
 			paths[v.Name] = p
 			continue
+		case v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory:
+			if err := runtime.MountTmpfs(dir, memoryVolumeSize(pod, v.EmptyDir)); err != nil {
+				return volumeError(v.Name, err)
+			}
 		case v.EmptyDir != nil:
 			if err := os.MkdirAll(dir, 0o777); err != nil {
 				return volumeError(v.Name, err)
@@ -267,6 +271,24 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 	}
 	w.volumes = paths
 	return nil
+}
+
+// memoryVolumeSize is the size of a memory-backed emptyDir, as kubelet
+// sizes it: its sizeLimit, else the pod's memory limit (the sum of its
+// containers' when each has one), else 0 for the kernel's default.
+func memoryVolumeSize(pod *corev1.Pod, e *corev1.EmptyDirVolumeSource) int64 {
+	if e.SizeLimit != nil && e.SizeLimit.Sign() > 0 {
+		return e.SizeLimit.Value()
+	}
+	var sum int64
+	for _, c := range pod.Spec.Containers {
+		q, ok := c.Resources.Limits[corev1.ResourceMemory]
+		if !ok {
+			return 0
+		}
+		sum += q.Value()
+	}
+	return sum
 }
 
 func volumeError(name string, err error) error {

@@ -28,6 +28,9 @@
 // SystemReserved), the pressure conditions from the host's readings
 // (/proc/meminfo, statfs of the data directory, the kernel's task count
 // against pid_max) with kubelet's thresholds and reasons, nodeInfo and the
-// node's images. This room touches the API through its client and
-// containers through its runtime, nothing else.
+// node's images. Its HTTPS server answers the API server's pods/log,
+// pods/exec (websocket) and pods/portforward (SPDY, dialled to the pod's
+// localhost inside its network namespace). emptyDir volumes of medium
+// Memory are tmpfs mounts. This room touches the API through its client
+// and containers through its runtime, nothing else.
 package node

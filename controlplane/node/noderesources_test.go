@@ -100,3 +100,27 @@ func TestNodeImages(t *testing.T) {
 		t.Errorf("busybox names = %v, want %v", got[1].Names, want)
 	}
 }
+
+func TestMemoryVolumeSize(t *testing.T) {
+	limit := resource.MustParse("64Mi")
+	withLimits := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi")}}},
+		{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("28Mi")}}},
+	}}}
+	unlimited := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{}, withLimits.Spec.Containers[0]}}}
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		e    corev1.EmptyDirVolumeSource
+		want int64
+	}{
+		{"sizeLimit", withLimits, corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}, 64 << 20},
+		{"pod memory limit", withLimits, corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}, 128 << 20},
+		{"kernel default", unlimited, corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}, 0},
+	}
+	for _, tc := range tests {
+		if got := memoryVolumeSize(tc.pod, &tc.e); got != tc.want {
+			t.Errorf("%s: size %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -85,8 +85,10 @@ func newProbeSpec(kind probeType, p *corev1.Probe) *probeSpec {
 // after threshold consecutive results the other way.
 type probeCounter struct {
 	success, failure int
-	// reported is the result the container is judged by.
+	// reported is the result the container is judged by; while unknown
+	// (a startup probe's start) neither result is reported yet.
 	reported bool
+	unknown  bool
 	last     bool
 	run      int
 }
@@ -103,10 +105,10 @@ func (c *probeCounter) record(ok bool) (reported, changed bool) {
 	if ok {
 		threshold = c.success
 	}
-	if c.run < threshold || ok == c.reported {
+	if c.run < threshold || ok == c.reported && !c.unknown {
 		return c.reported, false
 	}
-	c.reported = ok
+	c.reported, c.unknown = ok, false
 	return c.reported, true
 }
 
@@ -194,7 +196,8 @@ func (a *Agent) runProbes(ctx context.Context, t probeTarget, p *containerProbes
 			continue
 		}
 		sc := &schedule{spec: s, next: t.startedAt.Add(s.initialDelay)}
-		sc.counter = probeCounter{success: s.success, failure: s.failure, reported: s.kind == probeLiveness}
+		// Liveness starts passing, readiness failing, startup unknown.
+		sc.counter = probeCounter{success: s.success, failure: s.failure, reported: s.kind == probeLiveness, unknown: s.kind == probeStartup}
 		probes = append(probes, sc)
 	}
 	timer := time.NewTimer(0)

@@ -19,18 +19,20 @@ func TestProbeCounterThresholds(t *testing.T) {
 	tests := []struct {
 		name             string
 		initial          bool
+		unknown          bool
 		success, failure int
 		results          []bool
 		want             []bool // reported after each result
 	}{
-		{"readiness starts failed, one success", false, 1, 3, []bool{true}, []bool{true}},
-		{"three failures to fail", true, 1, 3, []bool{false, false, false}, []bool{true, true, false}},
-		{"a success resets the failure run", true, 1, 3, []bool{false, false, true, false, false, false}, []bool{true, true, true, true, true, false}},
-		{"two successes to recover", false, 2, 1, []bool{true, false, true, true}, []bool{false, false, false, true}},
+		{"readiness starts failed, one success", false, false, 1, 3, []bool{true}, []bool{true}},
+		{"three failures to fail", true, false, 1, 3, []bool{false, false, false}, []bool{true, true, false}},
+		{"a success resets the failure run", true, false, 1, 3, []bool{false, false, true, false, false, false}, []bool{true, true, true, true, true, false}},
+		{"two successes to recover", false, false, 2, 1, []bool{true, false, true, true}, []bool{false, false, false, true}},
+		{"startup fails after its threshold", false, true, 1, 2, []bool{false, false}, []bool{false, false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := probeCounter{success: tc.success, failure: tc.failure, reported: tc.initial}
+			c := probeCounter{success: tc.success, failure: tc.failure, reported: tc.initial, unknown: tc.unknown}
 			for i, r := range tc.results {
 				got, changed := c.record(r)
 				if got != tc.want[i] {
@@ -40,8 +42,13 @@ func TestProbeCounterThresholds(t *testing.T) {
 				if i > 0 {
 					prev = tc.want[i-1]
 				}
-				if changed != (got != prev) {
-					t.Errorf("after result %d: changed = %v", i, changed)
+				wantChanged := got != prev
+				if tc.unknown {
+					// An unknown start reports once the threshold is reached.
+					wantChanged = i == len(tc.results)-1
+				}
+				if changed != wantChanged {
+					t.Errorf("after result %d: changed = %v, want %v", i, changed, wantChanged)
 				}
 			}
 		})

@@ -76,6 +76,7 @@ func (a *Agent) serve(ctx context.Context) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.serveExec)
+	mux.HandleFunc("/portForward/{namespace}/{pod}", a.servePortForward)
 	srv := &http.Server{
 		Handler: authorizeClients(allowed, mux),
 		TLSConfig: &tls.Config{

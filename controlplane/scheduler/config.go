@@ -24,7 +24,8 @@ const (
 	DefaultSchedulerName = "default-scheduler"
 	// DefaultParallelism bounds how many nodes are filtered or scored at once.
 	DefaultParallelism = 16
-	// DefaultDecisionHistory is how many decisions are kept per pod.
+	// DefaultDecisionHistory is how many attempts a pod's decision record
+	// keeps.
 	DefaultDecisionHistory = 10
 	// DefaultBindTimeout bounds one binding request.
 	DefaultBindTimeout = 30 * time.Second
@@ -58,7 +59,7 @@ type Config struct {
 	// unschedulable pods (defaults 1 s and 10 s).
 	PodInitialBackoff time.Duration
 	PodMaxBackoff     time.Duration
-	// DecisionHistory is how many decisions Decisions keeps per pod
+	// DecisionHistory is how many attempts a pod's decision record keeps
 	// (default 10).
 	DecisionHistory int
 	// BindTimeout bounds one binding request (default 30 s).

@@ -10,12 +10,31 @@
 // LeaderElection.LeaderElect the scheduler schedules only while it holds the
 // kube-system/kube-scheduler Lease, and stops when it loses it.
 //
-// Every attempt is explained: the scheduler keeps the last decisions per pod
-// in memory (Decisions) and attaches the compact JSON of the decision that
-// bound a pod to the Binding, so it shows on the pod under
-// explain.DecisionAnnotation. When no node fits, DefaultPreemption evicts
-// the fewest, lowest-priority pods on the best node and nominates it
-// (status.nominatedNodeName). It may touch the API (pods, pods/binding,
-// pods/status, pod deletion for preemption, nodes, events) and its own
-// subpackages, nothing else.
+// Every attempt is explained. The full decision (explain.Decision: each
+// evaluated node's filter result, or the plugin and reason that removed it;
+// each score plugin's raw, normalised and weighted score per node; the sums,
+// the chosen node, the attempt's time) goes into the pod's decision record:
+// a ConfigMap in the pod's namespace named explain.RecordName(pod)
+// ("<pod>.decisions"), labelled scheduler.glassplane.io/decisions=true,
+// owned by the pod (the garbage collector removes it with the pod), holding
+// the gzip-compressed JSON explain.History under binaryData
+// "decisions.json.gz": the newest DecisionHistory attempts (default 10),
+// older ones dropped first to stay under 900 KiB (a 1,000-node attempt
+// compresses to a few KiB). Records are written off the scheduling loop
+// by a few workers (decisions.go): a pod's queued attempts are appended
+// with one Create, or Get + Update, retried on conflict, so the record
+// survives scheduler restarts and leader changes; a ConfigMap of that name
+// without the label is left alone. Because the record is an API object, the
+// dashboard reads it whether the scheduler runs inside `glassplane up` or
+// as `glassplane scheduler --kubeconfig`. Only a compact summary travels
+// with the pod and its events: the Binding's explain.DecisionAnnotation
+// (at most 20 nodes, 32 KiB, naming the record) is copied onto the pod,
+// and Scheduled and FailedScheduling events carry the explain.Summary
+// annotation (counts per rejecting plugin, the winner and its score).
+//
+// When no node fits, DefaultPreemption evicts the fewest, lowest-priority
+// pods on the best node and nominates it (status.nominatedNodeName). The
+// scheduler may touch the API (pods, pods/binding, pods/status, pod
+// deletion for preemption, nodes, events, and ConfigMaps for decision
+// records) and its own subpackages, nothing else.
 package scheduler

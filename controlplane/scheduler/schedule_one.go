@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -120,6 +122,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + len(results)) % len(nodes)
 	feasible := make([]*framework.NodeInfo, 0, len(results))
+	d.Filter = make([]explain.NodeFilter, 0, len(results))
 	for _, r := range results {
 		name := r.NodeInfo.Node().Name
 		if r.Status.IsSuccess() {
@@ -150,23 +153,29 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	return framework.SelectHost(scores, s.rng)
 }
 
-// decisionScores converts framework scores to their explanation, best first.
+// decisionScores converts framework scores to their explanation, best
+// first, with one allocation for every plugin score of the cycle.
 func decisionScores(scores []framework.NodePluginScores) []explain.NodeScore {
-	out := make([]explain.NodeScore, 0, len(scores))
+	out := make([]explain.NodeScore, len(scores))
+	n := 0
 	for _, ns := range scores {
-		es := explain.NodeScore{Node: ns.Name, Total: ns.TotalScore}
+		n += len(ns.Scores)
+	}
+	backing := make([]explain.PluginScore, 0, n)
+	for i, ns := range scores {
+		start := len(backing)
 		for _, ps := range ns.Scores {
-			es.Plugins = append(es.Plugins, explain.PluginScore{
+			backing = append(backing, explain.PluginScore{
 				Plugin: ps.Name, Raw: ps.Raw, Normalized: ps.Normalized, Weight: ps.Weight, Weighted: ps.Score,
 			})
 		}
-		out = append(out, es)
+		out[i] = explain.NodeScore{Node: ns.Name, Total: ns.TotalScore, Plugins: backing[start:len(backing):len(backing)]}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Total != out[j].Total {
-			return out[i].Total > out[j].Total
+	slices.SortFunc(out, func(a, b explain.NodeScore) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
 		}
-		return out[i].Node < out[j].Node
+		return strings.Compare(a.Node, b.Node)
 	})
 	return out
 }

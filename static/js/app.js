@@ -6,6 +6,8 @@ import { etcdPage } from "./etcd.js";
 import { requestsPage } from "./requests.js";
 import { presenter, timelineKeys } from "./presenter.js";
 import { tempo } from "./tempo.js";
+import { applyPage } from "./apply.js";
+import { demosPage } from "./demos.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
@@ -16,4 +18,6 @@ const stream = new Stream();
 const page = pages[document.body.dataset.page];
 if (page) page(stream);
 if (document.body.dataset.page === "overview") tempo(stream);
+if (document.body.dataset.page === "apply") applyPage();
+if (document.body.dataset.page === "demos") demosPage();
 if (document.body.dataset.page !== "login") stream.start();

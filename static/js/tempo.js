@@ -40,9 +40,9 @@ function render(panel, t) {
   if (next) next.disabled = !canChange || t.mode !== "step";
   byTestId("tempo-last", panel).textContent = t.lastStep ? `last: ${t.lastStep}` : "";
   const list = byTestId("tempo-waiting", panel);
-  list.replaceChildren(...t.waiting.map((w) => el("li", { "data-testid": "tempo-waiting-item" }, w)));
+  list.replaceChildren(...(t.waiting || []).map((w) => el("li", { "data-testid": "tempo-waiting-item" }, w)));
   for (const box of document.querySelectorAll(".tempo-waiting-box")) box.classList.remove("tempo-waiting-box");
-  for (const w of t.waiting) {
+  for (const w of t.waiting || []) {
     const box = mapBoxOf(w.split(": ")[0]);
     if (box) box.classList.add("tempo-waiting-box");
   }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,260 @@ func anyContains(list []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// click clicks the element with data-testid id.
+func click(t *testing.T, tab context.Context, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(webtest.TestID(id)))); err != nil {
+		t.Fatalf("failed to click %s: %v", id, err)
+	}
+}
+
+// TestBrowserTempoStepHoldsTheScheduler switches the classroom tempo to step
+// on the overview's tempo panel: a new pod is not bound while the scheduler
+// waits (the panel and the map show it waiting), one Next lets the
+// scheduler bind it and no more, the next Next lets the node agent start
+// its container. A ServiceAccount without rights, logged in with its token,
+// sees the control disabled and gets RBAC's Forbidden when it tries.
+func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	t.Cleanup(func() {
+		c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`)
+	})
+
+	webtest.Navigate(t, tab, c.WebURL+"/")
+	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	if webtest.Eval[string](t, tab, `document.querySelector('[data-testid="tempo"]').dataset.canChange`) != "true" {
+		t.Fatal("the dashboard's own identity may not change the tempo")
+	}
+	click(t, tab, "tempo-mode-step")
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "step"`)
+	if msg := webtest.Eval[string](t, tab, `(e => e.hidden ? "" : e.textContent)(document.querySelector('[data-testid="tempo-error"]'))`); msg != "" {
+		t.Fatalf("the tempo panel shows an error: %q", msg)
+	}
+	cm, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "step" {
+		t.Fatalf("tempo object after choosing step: %v %v", cm.Data, err)
+	}
+
+	c.MustKubectl(t, "", "run", "steppod", "--image=glassplane.local/hello:latest", "--restart=Never")
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "pod", "steppod", "--wait=false") })
+	webtest.WaitFor(t, tab, `[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === "scheduler: schedule pod default/steppod")`)
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="map-box-scheduler"]').classList.contains("tempo-waiting-box")`)
+	webtest.Screenshot(t, tab, filepath.Join(out, "tempo-step.png"))
+	// The scheduler holds the pod as long as no step is released.
+	time.Sleep(2 * time.Second)
+	pod, err := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != "" {
+		t.Fatalf("pod bound to %q in step mode before any step was released", pod.Spec.NodeName)
+	}
+
+	click(t, tab, "tempo-next")
+	Eventually(t, time.Minute, "the pod is bound after one step", func() error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Spec.NodeName == "" {
+			return fmt.Errorf("not bound")
+		}
+		pod = p
+		return nil
+	})
+	// One step, one action: the node agent now waits to start the container.
+	if err := waitJS(tab, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].some(li => li.textContent === %s)`,
+		webtest.JSString("node/"+pod.Spec.NodeName+": start container steppod of pod default/steppod"))); err != nil {
+		cm, _ := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+		p, _ := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{})
+		shown := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="tempo-waiting-item"]')].map(li => li.textContent)`)
+		t.Fatalf("the node agent is not shown waiting: %v; page shows %q; tempo %v; pod phase %s\n%s", err, shown, cm.Data, p.Status.Phase, tail(c.Log(), 60))
+	}
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo-last"]').textContent.includes("scheduler: schedule pod default/steppod")`)
+	if p, _ := c.Client.CoreV1().Pods("default").Get(ctx, "steppod", metav1.GetOptions{}); p != nil && p.Status.Phase == corev1.PodRunning {
+		t.Fatal("the pod started although only one step was released")
+	}
+	click(t, tab, "tempo-next")
+	waitPodPhase(t, c, "default", "steppod", corev1.PodRunning, 2*time.Minute)
+
+	click(t, tab, "tempo-mode-realtime")
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "realtime"`)
+
+	// A user without rights: the control is disabled and the API says why.
+	c.MustKubectl(t, "", "create", "serviceaccount", "tempo-viewer")
+	token := strings.TrimSpace(c.MustKubectl(t, "", "create", "token", "tempo-viewer"))
+	viewer := newTab(t, tab)
+	webtest.Navigate(t, viewer, c.WebURL+"/login")
+	lctx, cancel := context.WithTimeout(viewer, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(lctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("login-token")), token),
+		chromedp.Click(chromedp.CSS(webtest.TestID("login-submit"))),
+	); err != nil {
+		t.Fatalf("failed to log in: %v", err)
+	}
+	webtest.WaitSelector(t, viewer, webtest.TestID("tempo"))
+	if got := webtest.Eval[string](t, viewer, `document.querySelector('[data-testid="tempo-acting-as"]').textContent`); !strings.Contains(got, "system:serviceaccount:default:tempo-viewer") {
+		t.Fatalf("acting as %q, want the ServiceAccount", got)
+	}
+	if !webtest.Eval[bool](t, viewer, `document.querySelector('[data-testid="tempo-set"]').disabled`) {
+		t.Fatal("the tempo control is enabled for a user RBAC does not allow to update it")
+	}
+	// Sending the form anyway (as a script could) gets RBAC's answer.
+	webtest.Eval[bool](t, viewer, `(() => {
+		const f = document.querySelector('[data-testid="tempo-form"]');
+		const body = new URLSearchParams(new FormData(f)); body.set("mode", "step");
+		fetch("/tempo", {method: "POST", body, headers: {Accept: "application/json"}})
+			.then(async r => { window.__tempoAnswer = r.status + " " + (await r.json()).message; });
+		return true;
+	})()`)
+	webtest.WaitFor(t, viewer, `typeof window.__tempoAnswer === "string"`)
+	msg := webtest.Eval[string](t, viewer, `window.__tempoAnswer`)
+	if !strings.HasPrefix(msg, "403 ") || !strings.Contains(msg, `configmaps "glassplane-tempo" is forbidden: User "system:serviceaccount:default:tempo-viewer" cannot get resource "configmaps"`) {
+		t.Fatalf("a forbidden tempo change answered %q", msg)
+	}
+	cm, err = c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "realtime" {
+		t.Fatalf("tempo after a forbidden change: %v %v", cm.Data, err)
+	}
+}
+
+// loginAs logs the browser in to the dashboard with an API bearer token.
+func loginAs(t *testing.T, c *Cluster, tab context.Context, token string) {
+	t.Helper()
+	webtest.Navigate(t, tab, c.WebURL+"/login")
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("login-token")), token),
+		chromedp.Click(chromedp.CSS(webtest.TestID("login-submit"))),
+	); err != nil {
+		t.Fatalf("failed to log in: %v", err)
+	}
+	webtest.WaitSelector(t, tab, webtest.TestID("nav"))
+}
+
+// fillAndClick puts manifest into the apply form and presses the button
+// with data-testid button.
+func fillAndClick(t *testing.T, tab context.Context, manifest, button string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(webtest.TestID("manifest")), manifest),
+		chromedp.Click(chromedp.CSS(webtest.TestID(button))),
+	); err != nil {
+		t.Fatalf("failed to press %s: %v", button, err)
+	}
+	webtest.WaitSelector(t, tab, webtest.TestID("apply-result"))
+}
+
+// TestBrowserApplyDryRunFieldErrorsAndForbidden: the apply page's dry run
+// shows what defaulting adds and stores nothing; Apply then creates; an
+// invalid name is reported on its field with the line selected in the
+// editor; and a user without rights, logged in with a ServiceAccount token,
+// gets RBAC's Forbidden message for their own identity.
+func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	manifest := strings.Replace(seedPod, "seed-mypod", "dryrunpod", 1)
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "pod", "dryrunpod", "--wait=false") })
+
+	webtest.Navigate(t, tab, c.WebURL+"/apply")
+	fillAndClick(t, tab, manifest, "apply-dryrun")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result"]').dataset.action`); got != "created (server dry run)" {
+		t.Fatalf("dry run result %q", got)
+	}
+	added := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="added-field"]')].map(r => r.dataset.path)`)
+	for _, want := range []string{"spec.containers[0].imagePullPolicy", "spec.restartPolicy", "metadata.creationTimestamp"} {
+		if !slices.Contains(added, want) {
+			t.Errorf("the dry run's diff lacks %s: %q", want, added)
+		}
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-dry-run.png"))
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err == nil {
+		t.Fatal("the dry run stored the pod")
+	}
+	fillAndClick(t, tab, manifest, "apply-submit")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result"]').dataset.action`); got != "created" {
+		t.Fatalf("apply result %q", got)
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err != nil {
+		t.Fatalf("Apply did not store the pod: %v", err)
+	}
+
+	invalid := strings.Replace(seedPod, "seed-mypod", "My_Pod", 1)
+	fillAndClick(t, tab, invalid, "apply-dryrun")
+	webtest.WaitSelector(t, tab, `[data-testid="field-error"][data-path="metadata.name"][data-line="4"]`)
+	webtest.WaitFor(t, tab, `document.getElementById("manifest").dataset.selectedLine === "4"`)
+	if sel := webtest.Eval[string](t, tab, `(() => { const e = document.getElementById("manifest"); return e.value.slice(e.selectionStart, e.selectionEnd); })()`); sel != "  name: My_Pod" {
+		t.Errorf("the editor selected %q, want the name line", sel)
+	}
+	if !webtest.Eval[bool](t, tab, `document.querySelector('[data-testid="manifest-lines"] li[data-line="4"]').dataset.error === "true"`) {
+		t.Error("the numbered manifest does not mark line 4")
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-field-error.png"))
+
+	c.MustKubectl(t, "", "create", "serviceaccount", "apply-viewer")
+	token := strings.TrimSpace(c.MustKubectl(t, "", "create", "token", "apply-viewer"))
+	loginAs(t, c, tab, token)
+	webtest.Navigate(t, tab, c.WebURL+"/apply")
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-acting-as"]').textContent`); !strings.Contains(got, "system:serviceaccount:default:apply-viewer") {
+		t.Fatalf("acting as %q", got)
+	}
+	fillAndClick(t, tab, strings.Replace(seedPod, "seed-mypod", "viewerpod", 1), "apply-submit")
+	msg := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result-error"]')?.textContent ?? ""`)
+	if !strings.Contains(msg, `"viewerpod" is forbidden: User "system:serviceaccount:default:apply-viewer" cannot`) {
+		t.Fatalf("a user without rights saw %q", msg)
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "apply-forbidden.png"))
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "viewerpod", metav1.GetOptions{}); err == nil {
+		t.Fatal("a user without rights created a pod through the dashboard")
+	}
+	// Delete, too, is theirs: refused with the API's words, the pod stays.
+	webtest.Navigate(t, tab, c.WebURL+"/objects/pods/default/dryrunpod")
+	click(t, tab, "object-delete")
+	webtest.WaitSelector(t, tab, webtest.TestID("object-delete-error"))
+	if msg := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="object-delete-error"]').textContent`); !strings.Contains(msg, `pods "dryrunpod" is forbidden: User "system:serviceaccount:default:apply-viewer" cannot delete resource "pods"`) {
+		t.Fatalf("a forbidden delete showed %q", msg)
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Get(ctx, "dryrunpod", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the pod is gone after a forbidden delete: %v", err)
+	}
+}
+
+// TestBrowserDemosPage starts a classroom demo from the dashboard, in
+// Korean, and follows its narrated steps to the scheduler's verdict.
+func TestBrowserDemosPage(t *testing.T) {
+	c := SharedCluster(t)
+	tab := webtest.Browser(t)
+	out := webtest.OutputDir(t)
+	webtest.Navigate(t, tab, c.WebURL+"/demos?lang=ko")
+	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "rbac-denied"} {
+		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))
+	}
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="demo-unschedulable"]').textContent`); !strings.Contains(got, "어느 노드에도 들어가지 않는 Pod") {
+		t.Fatalf("the demo's title is not in Korean: %q", got)
+	}
+	click(t, tab, "demo-run-unschedulable")
+	webtest.WaitSelector(t, tab, `[data-testid="demo-run"][data-done="true"]`)
+	steps := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="demo-run"] [data-testid="demo-step"]')].map(s => s.textContent)`)
+	if len(steps) != 2 || !strings.Contains(steps[0], "CPU 1000개를 요청하는 Pod") || !strings.Contains(steps[1], "FailedScheduling: 0/") || !strings.Contains(steps[1], "Insufficient cpu") {
+		t.Fatalf("the run's steps: %q", steps)
+	}
+	if webtest.Eval[bool](t, tab, `document.querySelector('[data-testid="demo-run-error"]') !== null`) {
+		t.Fatal("the demo failed")
+	}
+	webtest.Screenshot(t, tab, filepath.Join(out, "demos.png"))
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -328,4 +330,149 @@ func waitJS(tab context.Context, expression string) error {
 	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expression,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(webtest.Timeout)))
 	return err
+}
+
+// TestDemoCommand runs every classroom demo through the binary against the
+// shared cluster, as a presenter would, and checks each narrated outcome.
+func TestDemoCommand(t *testing.T) {
+	c := SharedCluster(t)
+	const ns = "demo-e2e"
+	c.MustKubectl(t, "", "create", "namespace", ns)
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
+
+	demo := func(t *testing.T, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary, append([]string{"demo"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("glassplane demo %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	list := demo(t, "list")
+	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "rbac-denied"} {
+		if !strings.Contains(list, name) {
+			t.Errorf("demo list has no %s:\n%s", name, list)
+		}
+	}
+	if ko := demo(t, "list", "--lang", "ko"); !strings.Contains(ko, "스터디 노트의 Pod") {
+		t.Errorf("demo list --lang ko is not in Korean:\n%s", ko)
+	}
+
+	tests := []struct {
+		name string
+		lang string
+		want []string
+	}{
+		{"pod-lifecycle", "en", []string{"[1/4] kubectl apply -f pod.yaml", "pod/mypod created: etcd key /registry/pods/demo-e2e/mypod", "pod/mypod bound to node ", "pod/mypod Running on ", "pod/mypod deleted"}},
+		{"pod-lifecycle", "ko", []string{"매니페스트가 kube-apiserver로 전송됩니다", "pod/mypod Running on "}},
+		{"deployment-rollout", "en", []string{"deployment.apps/hello successfully rolled out", "3/3 ready", "0/0 ready", "its ReplicaSets and Pods followed"}},
+		{"unschedulable", "en", []string{"pod/toobig Pending, FailedScheduling: 0/", "Insufficient cpu"}},
+		{"toleration", "en", []string{" tainted", "pod/no-toleration Pending, FailedScheduling: ", "untolerated taint", "pod/with-toleration bound to node "}},
+		{"rbac-denied", "en", []string{`Error from server (Forbidden): pods is forbidden: User "student" cannot create resource "pods"`, "rolebinding.rbac.authorization.k8s.io/student-edit created", "pod/student-pod created by student"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"-"+tc.lang, func(t *testing.T) {
+			out := demo(t, "run", tc.name, "--kubeconfig", c.Kubeconfig, "-n", ns, "--lang", tc.lang)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	// Each demo removed what it made: no pods, no binding, no taint.
+	Eventually(t, 2*time.Minute, "the demos' objects to be gone", func() error {
+		pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left", len(pods.Items))
+		}
+		return nil
+	})
+	nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == "glassplane.io/demo" {
+				t.Errorf("node %s kept the demo's taint", n.Name)
+			}
+		}
+	}
+	if _, err := c.Kubectl(t, "", "-n", "demo-e2e", "get", "rolebinding", "student-edit"); err == nil {
+		t.Error("the RBAC demo left its RoleBinding")
+	}
+	if out, err := exec.Command(binary, "demo", "run", "no-such-demo", "--kubeconfig", c.Kubeconfig).CombinedOutput(); err == nil || !strings.Contains(string(out), `no demo "no-such-demo"`) {
+		t.Errorf("an unknown demo: err %v, output %s", err, out)
+	}
+}
+
+// TestTempoStepModeThroughTheAPI drives the classroom tempo with kubectl
+// alone, as any client may: in step mode a new pod is not bound while the
+// scheduler waits (listed in the tempo object), one released step lets the
+// scheduler bind it and the node agent then waits in turn.
+func TestTempoStepModeThroughTheAPI(t *testing.T) {
+	c := SharedCluster(t)
+	ctx := context.Background()
+	cms := c.Client.CoreV1().ConfigMaps("kube-system")
+	patch := func(data string) {
+		t.Helper()
+		c.MustKubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":`+data+`}`)
+	}
+	waitingFor := func(what string) {
+		t.Helper()
+		Eventually(t, time.Minute, "the tempo to list "+what, func() error {
+			cm, err := cms.Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for k, v := range cm.Data {
+				if strings.HasPrefix(k, "waiting.") && v == what {
+					return nil
+				}
+			}
+			return fmt.Errorf("waiting: %v", cm.Data)
+		})
+	}
+	release := func() {
+		t.Helper()
+		cm, err := cms.Get(ctx, "glassplane-tempo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken, _ := strconv.Atoi(cm.Data["taken"])
+		patch(fmt.Sprintf(`{"released":"%d"}`, taken+1))
+	}
+	patch(`{"mode":"step"}`)
+	t.Cleanup(func() {
+		c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`)
+		c.Kubectl(t, "", "delete", "pod", "tempo-api-pod", "--wait=false")
+	})
+	c.MustKubectl(t, "", "run", "tempo-api-pod", "--image=glassplane.local/hello:latest", "--restart=Never")
+	waitingFor("scheduler: schedule pod default/tempo-api-pod")
+	if p, err := c.Client.CoreV1().Pods("default").Get(ctx, "tempo-api-pod", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("pod bound while the scheduler waits for a step: %v %v", p.Spec.NodeName, err)
+	}
+	release()
+	var node string
+	Eventually(t, time.Minute, "the pod to be bound after one step", func() error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "tempo-api-pod", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if node = p.Spec.NodeName; node == "" {
+			return fmt.Errorf("not bound")
+		}
+		return nil
+	})
+	waitingFor("node/" + node + ": start container tempo-api-pod of pod default/tempo-api-pod")
+	release()
+	waitPodPhase(t, c, "default", "tempo-api-pod", corev1.PodRunning, 2*time.Minute)
 }

@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +183,32 @@ spec:
 		})
 	})
 
+	t.Run("indexed job runs each index once", func(t *testing.T) {
+		c.MustKubectl(t, `apiVersion: batch/v1
+kind: Job
+metadata: {name: indexed}
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "echo $JOB_COMPLETION_INDEX"]}]
+`, "apply", "-f", "-")
+		c.MustKubectl(t, "", "wait", "--for=condition=complete", "job/indexed", "--timeout=2m")
+		out := c.MustKubectl(t, "", "get", "job", "indexed", "-o", "jsonpath={.status.completedIndexes} {.status.succeeded}")
+		if out != "0-2 3" {
+			t.Errorf("completedIndexes and succeeded = %q, want \"0-2 3\"", out)
+		}
+		hosts := c.MustKubectl(t, "", "get", "pods", "-l", "batch.kubernetes.io/job-name=indexed", "-o", "jsonpath={.items[*].spec.hostname}")
+		for _, h := range []string{"indexed-0", "indexed-1", "indexed-2"} {
+			if !strings.Contains(hosts, h) {
+				t.Errorf("pod hostnames %q lack %s", hosts, h)
+			}
+		}
+	})
+
 	t.Run("kubectl create job runs to completion", func(t *testing.T) {
 		c.MustKubectl(t, "", "create", "job", "oneshot", "--image=busybox", "--", "echo", "hello")
 		c.MustKubectl(t, "", "wait", "--for=condition=complete", "job/oneshot", "--timeout=2m")
@@ -252,6 +281,41 @@ spec:
 		out := c.MustKubectl(t, "", "get", "ds", "agent")
 		if !strings.Contains(out, "UP-TO-DATE") || !strings.Contains(out, "NODE SELECTOR") {
 			t.Errorf("kubectl get ds:\n%s", out)
+		}
+
+		// A surging update: the new pod starts beside the old one.
+		c.MustKubectl(t, "", "patch", "ds", "agent", "--type=merge", "-p",
+			`{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.36"}]}}}}`)
+		c.MustKubectl(t, "", "rollout", "status", "ds/agent", "--timeout=2m")
+		waitDaemonSet(t, c, "agent", 3)
+		if pods := daemonPodsByNode(t, c, "agent"); len(pods["sim-1"])+len(pods["sim-2"])+len(pods["sim-3"]) != 3 {
+			t.Errorf("pods by node after the surging update = %v, want one per node", pods)
+		}
+	})
+
+	t.Run("daemon set gets a pod on a node that joins", func(t *testing.T) {
+		kubeconfig := filepath.Join(t.TempDir(), "node.kubeconfig")
+		kc, err := exec.Command(binary, "kubeconfig", "--data-dir", c.DataDir, "--user", "system:node:joined", "--group", "system:nodes").Output()
+		if err != nil {
+			t.Fatalf("glassplane kubeconfig: %v", err)
+		}
+		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		node := exec.Command(binary, "node", "--kubeconfig", kubeconfig, "--node-name", "joined", "--runtime", "simulated",
+			"--simulated-start-delay", "200ms", "--data-dir", t.TempDir())
+		var log lockedBuffer
+		node.Stdout, node.Stderr = &log, &log
+		if err := node.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			node.Process.Signal(os.Interrupt)
+			node.Wait()
+		})
+		waitDaemonSet(t, c, "agent", 4)
+		if pods := daemonPodsByNode(t, c, "agent"); len(pods["joined"]) != 1 {
+			t.Fatalf("pods by node = %v, want one on the joined node\n%s", pods, log.String())
 		}
 	})
 }

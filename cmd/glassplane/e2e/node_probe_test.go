@@ -38,8 +38,9 @@ func fastProbe(h corev1.ProbeHandler) *corev1.Probe {
 }
 
 // TestNodeLivenessProbeRestartsContainer: a container whose liveness probe
-// (httpGet, exec or tcpSocket) starts failing is killed and restarted with
-// kubelet's Unhealthy and Killing events.
+// (httpGet, exec or tcpSocket) starts failing, or whose startup probe never
+// passes, is killed and restarted with kubelet's Unhealthy and Killing
+// events.
 func TestNodeLivenessProbeRestartsContainer(t *testing.T) {
 	requireTool(t, "containerd", "real containers")
 	c := SharedCluster(t)
@@ -48,6 +49,8 @@ func TestNodeLivenessProbeRestartsContainer(t *testing.T) {
 		cmd     string
 		probe   corev1.ProbeHandler
 		failure string
+		// startup makes the probe a startup probe that never passes.
+		startup bool
 	}{
 		{
 			name:    "live-http",
@@ -67,19 +70,33 @@ func TestNodeLivenessProbeRestartsContainer(t *testing.T) {
 			probe:   corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9000)}},
 			failure: "Liveness probe failed: dial tcp ",
 		},
+		{
+			name:    "never-starts",
+			cmd:     "exec sleep 3600",
+			probe:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/started"}}},
+			failure: "Startup probe failed: ",
+			startup: true,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			createPod(t, c, onContainerdNode(tc.name, corev1.RestartPolicyAlways, corev1.Container{
+			ctr := corev1.Container{
 				Name: "main", Image: demoImage,
-				Command:       []string{"sh", "-c", tc.cmd},
-				Ports:         []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}},
-				LivenessProbe: fastProbe(tc.probe),
-			}))
+				Command: []string{"sh", "-c", tc.cmd},
+				Ports:   []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}},
+			}
+			kind := "liveness"
+			if tc.startup {
+				kind = "startup"
+				ctr.StartupProbe = fastProbe(tc.probe)
+			} else {
+				ctr.LivenessProbe = fastProbe(tc.probe)
+			}
+			createPod(t, c, onContainerdNode(tc.name, corev1.RestartPolicyAlways, ctr))
 			waitPodPhase(t, c, "default", tc.name, corev1.PodRunning, 3*time.Minute)
 			waitEvent(t, c, tc.name, "Unhealthy", tc.failure)
-			waitEvent(t, c, tc.name, "Killing", "Container main failed liveness probe, will be restarted")
+			waitEvent(t, c, tc.name, "Killing", "Container main failed "+kind+" probe, will be restarted")
 			Eventually(t, 2*time.Minute, "the container restarted and runs again", func() error {
 				p, err := getPod(t, c, tc.name)
 				if err != nil {

@@ -282,3 +282,33 @@ func TestRollingUpdateRespectsMaxUnavailable(t *testing.T) {
 		})
 	}
 }
+
+func TestRollingUpdateWithSurge(t *testing.T) {
+	surge := appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType, RollingUpdate: &appsv1.RollingUpdateDaemonSet{
+		MaxSurge: ptrTo(intstr.FromInt32(1)), MaxUnavailable: ptrTo(intstr.FromInt32(0)),
+	}}
+	ds := newDS(func(ds *appsv1.DaemonSet) { ds.Spec.UpdateStrategy = surge })
+	h := currentHash(ds)
+
+	t.Run("starts one new pod beside an old one", func(t *testing.T) {
+		objs := []runtime.Object{ds}
+		for i, n := range []string{"n1", "n2", "n3"} {
+			objs = append(objs, newNode(n), daemonPod(ds, "old"+string(rune('1'+i)), n, "old-hash", time.Hour))
+		}
+		f := newFixture(t, objs...)
+		f.sync(t)
+		if got := createdFor(f.client.Actions()); !slices.Equal(got, []string{"n1"}) {
+			t.Fatalf("created for %v, want n1 only (maxSurge 1)", got)
+		}
+		if got := deleted(f.client.Actions()); len(got) != 0 {
+			t.Fatalf("deleted %v, want none (maxUnavailable 0)", got)
+		}
+	})
+	t.Run("removes the old pod once the new one is available", func(t *testing.T) {
+		f := newFixture(t, ds, newNode("n1"), daemonPod(ds, "old", "n1", "old-hash", time.Hour), daemonPod(ds, "new", "n1", h, time.Minute))
+		f.sync(t)
+		if got := deleted(f.client.Actions()); !slices.Equal(got, []string{"old"}) {
+			t.Fatalf("deleted %v, want the old pod", got)
+		}
+	})
+}

@@ -10,7 +10,9 @@
 // their node. Each template is recorded as a ControllerRevision named
 // <daemonset>-<hash> and its pods carry controller-revision-hash=<hash>;
 // a RollingUpdate replaces old pods while at most maxUnavailable nodes
-// lack an available pod, OnDelete waits for pods to be deleted. It writes
+// lack an available pod, or with maxSurge starts the new pod beside the
+// old one on up to maxSurge nodes at a time and removes the old one once
+// the new one is available; OnDelete waits for pods to be deleted. It writes
 // the status `kubectl rollout status` reads (desired, current, ready,
 // updated, available numbers and observedGeneration) and reports
 // SuccessfulCreate and SuccessfulDelete events. It reads DaemonSets,

@@ -147,9 +147,7 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 					running = append(running, p)
 				}
 			}
-			if len(running) > 1 {
-				remove = append(remove, running[1:]...)
-			}
+			remove = append(remove, duplicates(running, hash, allowsSurge(ds))...)
 		default:
 			for _, p := range pods {
 				if p.DeletionTimestamp == nil {
@@ -171,9 +169,45 @@ func (c *Controller) manage(ctx context.Context, key string, ds *appsv1.DaemonSe
 	return c.syncNodes(ctx, key, ds, remove, create, hash)
 }
 
+// allowsSurge reports whether a rolling update may run a new pod beside
+// the old one on a node (Kubernetes' AllowsSurge).
+func allowsSurge(ds *appsv1.DaemonSet) bool {
+	if ds.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType {
+		return false
+	}
+	maxSurge, _, err := updateBudget(ds, 1)
+	return err == nil && maxSurge > 0
+}
+
+// duplicates returns the running pods of one node beyond the first (they
+// come oldest first); with surge, the oldest pod of the current revision
+// and the oldest older one may both stay.
+func duplicates(running []*v1.Pod, hash string, surge bool) []*v1.Pod {
+	if len(running) <= 1 {
+		return nil
+	}
+	if !surge {
+		return running[1:]
+	}
+	var extra []*v1.Pod
+	var haveNew, haveOld bool
+	for _, p := range running {
+		updated := isPodUpdated(p, hash)
+		switch {
+		case updated && !haveNew:
+			haveNew = true
+		case !updated && !haveOld:
+			haveOld = true
+		default:
+			extra = append(extra, p)
+		}
+	}
+	return extra
+}
+
 // rollingUpdate replaces old pods, never leaving more than maxUnavailable
 // of the nodes that should run a pod without an available one (Kubernetes'
-// rollingUpdate without surge): old pods that are not available go at
+// rollingUpdate; with maxSurge, rollingUpdateSurge): old pods that are not available go at
 // once, available ones only within the budget. The next sync creates
 // their replacements.
 func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*v1.Node, podsByNode map[string][]*v1.Pod, hash string) error {
@@ -183,16 +217,12 @@ func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.D
 			desired++
 		}
 	}
-	maxUnavailable := 1
-	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
-		n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, desired, true)
-		if err != nil {
-			return fmt.Errorf("invalid maxUnavailable of daemon set %q: %w", ds.Name, err)
-		}
-		maxUnavailable = n
-		if maxUnavailable == 0 && (ru.MaxSurge == nil || intstr.ValueOrDefault(ru.MaxSurge, intstr.FromInt32(0)).IntValue() == 0) {
-			maxUnavailable = 1
-		}
+	maxSurge, maxUnavailable, err := updateBudget(ds, desired)
+	if err != nil {
+		return err
+	}
+	if maxSurge > 0 {
+		return c.rollingUpdateSurge(ctx, key, ds, nodes, podsByNode, hash, maxSurge)
 	}
 	now := c.now()
 	unavailable := 0
@@ -201,22 +231,9 @@ func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.D
 		if shouldRun, _ := nodeShouldRunDaemonPod(ctx, node, ds); !shouldRun {
 			continue
 		}
-		var newPod, oldPod *v1.Pod
-		several := false
-		for _, p := range podsByNode[node.Name] {
-			if p.DeletionTimestamp != nil {
-				continue
-			}
-			if isPodUpdated(p, hash) {
-				several = several || newPod != nil
-				newPod = p
-			} else {
-				several = several || oldPod != nil
-				oldPod = p
-			}
-		}
+		newPod, oldPod, ok := updatedPodsOnNode(podsByNode[node.Name], hash)
 		switch {
-		case several, newPod == nil && oldPod == nil, newPod != nil && oldPod != nil:
+		case !ok, newPod == nil && oldPod == nil, newPod != nil && oldPod != nil:
 			unavailable++
 		case newPod != nil:
 			if !controllerutil.IsPodAvailable(newPod, ds.Spec.MinReadySeconds, now) {
@@ -237,6 +254,93 @@ func (c *Controller) rollingUpdate(ctx context.Context, key string, ds *appsv1.D
 	}
 	c.log.Debug("rolling update", "daemonset", key, "deleting", len(remove), "unavailable", unavailable, "maxUnavailable", maxUnavailable)
 	return c.syncNodes(ctx, key, ds, remove, nil, hash)
+}
+
+// updateBudget resolves maxSurge and maxUnavailable against the desired
+// number of nodes (percentages round up); when both are 0, one node may be
+// unavailable, as Kubernetes falls back to.
+func updateBudget(ds *appsv1.DaemonSet, desired int) (maxSurge, maxUnavailable int, err error) {
+	ru := ds.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil {
+		return 0, 1, nil
+	}
+	if ru.MaxSurge != nil {
+		if maxSurge, err = intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, desired, true); err != nil {
+			return 0, 0, fmt.Errorf("invalid maxSurge of daemon set %q: %w", ds.Name, err)
+		}
+	}
+	if ru.MaxUnavailable != nil {
+		if maxUnavailable, err = intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, desired, true); err != nil {
+			return 0, 0, fmt.Errorf("invalid maxUnavailable of daemon set %q: %w", ds.Name, err)
+		}
+	}
+	if maxSurge == 0 && maxUnavailable == 0 {
+		maxUnavailable = 1
+	}
+	return maxSurge, maxUnavailable, nil
+}
+
+// rollingUpdateSurge is Kubernetes' surging rolling update: a new pod
+// starts beside the old one on up to maxSurge nodes at a time (at once
+// where the old pod is not available), and the old pod goes once the new
+// one is available.
+func (c *Controller) rollingUpdateSurge(ctx context.Context, key string, ds *appsv1.DaemonSet, nodes []*v1.Node, podsByNode map[string][]*v1.Pod, hash string, maxSurge int) error {
+	now := c.now()
+	available := func(p *v1.Pod) bool { return controllerutil.IsPodAvailable(p, ds.Spec.MinReadySeconds, now) }
+	surging := 0
+	var remove []*v1.Pod
+	var allowed, candidates []string
+	for _, node := range nodes {
+		if shouldRun, _ := nodeShouldRunDaemonPod(ctx, node, ds); !shouldRun {
+			continue
+		}
+		newPod, oldPod, ok := updatedPodsOnNode(podsByNode[node.Name], hash)
+		switch {
+		case !ok:
+			surging++
+		case oldPod == nil:
+		case newPod == nil:
+			switch {
+			case !available(oldPod):
+				allowed = append(allowed, node.Name)
+			case surging < maxSurge:
+				candidates = append(candidates, node.Name)
+			}
+		case !available(newPod):
+			surging++
+		default:
+			remove = append(remove, oldPod)
+		}
+	}
+	budget := min(max(maxSurge-surging, 0), len(candidates))
+	create := append(allowed, candidates[:budget]...)
+	if len(create) == 0 && len(remove) == 0 {
+		return nil
+	}
+	c.log.Debug("rolling update with surge", "daemonset", key, "creating", len(create), "deleting", len(remove))
+	return c.syncNodes(ctx, key, ds, remove, create, hash)
+}
+
+// updatedPodsOnNode returns a node's live pod of the current revision and
+// its live pod of an older one; ok is false when it has several of either.
+func updatedPodsOnNode(pods []*v1.Pod, hash string) (newPod, oldPod *v1.Pod, ok bool) {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if isPodUpdated(p, hash) {
+			if newPod != nil {
+				return nil, nil, false
+			}
+			newPod = p
+		} else {
+			if oldPod != nil {
+				return nil, nil, false
+			}
+			oldPod = p
+		}
+	}
+	return newPod, oldPod, true
 }
 
 // syncNodes deletes pods and creates one pod for each named node, with

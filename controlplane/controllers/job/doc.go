@@ -9,7 +9,11 @@
 // spec.activeDeadlineSeconds bounds the run. A failing job gets
 // FailureTarget, loses its active pods, then gets Failed
 // (BackoffLimitExceeded or DeadlineExceeded); a succeeding one gets
-// SuccessCriteriaMet, then Complete and completionTime. It also suspends
+// SuccessCriteriaMet, then Complete and completionTime. An Indexed job
+// runs each index in [0, completions) once: its pods carry the
+// job-completion-index annotation and label, hostname <job>-<index> and
+// JOB_COMPLETION_INDEX, and status.completedIndexes lists the indexes that
+// succeeded. It also suspends
 // and resumes jobs, deletes finished ones after ttlSecondsAfterFinished,
 // and frees pods whose job is gone. Events: SuccessfulCreate,
 // SuccessfulDelete, Completed, BackoffLimitExceeded, DeadlineExceeded. It

@@ -180,6 +180,10 @@ func (c *Controller) podJobs(pod *v1.Pod) []*batchv1.Job {
 func (c *Controller) handlePod(pod *v1.Pod, observe func(key string)) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
+		if hasTrackingFinalizer(pod) {
+			// Orphaned, for instance by a delete that orphans dependents.
+			c.queue.Add(orphanPrefix + pod.Namespace + "/" + pod.Name)
+		}
 		if pod.DeletionTimestamp == nil {
 			for _, j := range c.podJobs(pod) {
 				c.enqueue(j)
@@ -260,8 +264,9 @@ func (c *Controller) syncKey(ctx context.Context, key string) error {
 	return c.sync(ctx, key)
 }
 
-// syncOrphanPod removes the job-tracking finalizer from a pod whose job is
-// gone, as Kubernetes' orphan pod cleanup does.
+// syncOrphanPod removes the job-tracking finalizer from a pod with no job
+// controller, or whose job is gone or finished, as Kubernetes' orphan pod
+// cleanup does.
 func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	namespace, name, err := toolscache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -271,8 +276,13 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	if err != nil || !hasTrackingFinalizer(pod) {
 		return nil
 	}
-	if ref := metav1.GetControllerOf(pod); ref != nil && c.resolveControllerRef(namespace, ref) != nil {
-		return nil
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		if ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+			return nil
+		}
+		if job := c.resolveControllerRef(namespace, ref); job != nil && !isFinished(job) {
+			return nil
+		}
 	}
 	return c.removeFinalizer(ctx, pod)
 }

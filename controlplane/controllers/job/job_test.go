@@ -352,3 +352,35 @@ func TestSyncDeletesAFinishedJobAfterItsTTL(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncOnFailureCountsContainerRestarts(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		restarts int32
+		wantFail bool
+	}{{name: "below the limit", restarts: 1}, {name: "at the limit", restarts: 2, wantFail: true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJob(backoffLimit(2), startedAgo(time.Minute))
+			j.Spec.Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+			pod := newPod(j, "restarting", tracked())
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c", RestartCount: tt.restarts}}
+			job := newFixture(t, j, pod).sync(t)
+			if got := condition(job, batchv1.JobFailureTarget) != nil; got != tt.wantFail {
+				t.Fatalf("FailureTarget set = %v, want %v (conditions %+v)", got, tt.wantFail, job.Status.Conditions)
+			}
+		})
+	}
+}
+
+func TestSyncPodOrphanedByItsJobLosesItsFinalizer(t *testing.T) {
+	pod := newPod(newJob(), "released", tracked())
+	pod.OwnerReferences = nil
+	f := newFixture(t, pod)
+	if err := f.c.syncKey(context.Background(), orphanPrefix+"default/released"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.client.CoreV1().Pods("default").Get(context.Background(), "released", metav1.GetOptions{})
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v on a pod without a controller", got.Finalizers)
+	}
+}

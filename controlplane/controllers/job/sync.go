@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -194,11 +195,20 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 	var release []*v1.Pod
 	added := false
 	var newSucceeded, newFailed int
+	indexed := isIndexed(job)
+	completed := parseIndexes(status.CompletedIndexes)
 	for _, p := range pods {
 		if !hasTrackingFinalizer(p) {
 			continue
 		}
 		switch {
+		case p.Status.Phase == v1.PodSucceeded && indexed:
+			// The index is enough to count it once.
+			if ix := podIndex(job, p); ix >= 0 && !completed.Has(ix) {
+				completed.Insert(ix)
+				newSucceeded++
+				added = true
+			}
 		case p.Status.Phase == v1.PodSucceeded:
 			if !inSucceeded.Has(p.UID) && !inFailed.Has(p.UID) && (job.Spec.Completions == nil || succeeded < *job.Spec.Completions) {
 				u.Succeeded = append(u.Succeeded, p.UID)
@@ -220,6 +230,10 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 			}
 		}
 		release = append(release, p)
+	}
+	if indexed {
+		status.CompletedIndexes = formatIndexes(completed)
+		status.Succeeded = int32(completed.Len())
 	}
 	if added {
 		updated, err := c.updateStatus(ctx, job, status)
@@ -314,16 +328,8 @@ func failureOf(job *batchv1.Job, status *batchv1.JobStatus, active []*v1.Pod, no
 	if failed > limit {
 		return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
 	}
-	if job.Spec.Template.Spec.RestartPolicy == v1.RestartPolicyOnFailure && limit > 0 {
-		restarts := failed
-		for _, p := range active {
-			for _, cs := range append(append([]v1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-				restarts += cs.RestartCount
-			}
-		}
-		if restarts >= limit && restarts > failed {
-			return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
-		}
+	if pastBackoffLimitOnFailure(job, active, limit) {
+		return reasonBackoffLimitExceeded, msgBackoffLimitExceeded
 	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if d := job.Spec.ActiveDeadlineSeconds; d != nil && status.StartTime != nil && !suspended {
@@ -332,6 +338,31 @@ func failureOf(job *batchv1.Job, status *batchv1.JobStatus, active []*v1.Pod, no
 		}
 	}
 	return "", ""
+}
+
+// pastBackoffLimitOnFailure is Kubernetes' check for restartPolicy
+// OnFailure, whose failures are container restarts inside running or
+// pending pods: their restarts reach the limit (any restart for limit 0).
+func pastBackoffLimitOnFailure(job *batchv1.Job, active []*v1.Pod, limit int32) bool {
+	if job.Spec.Template.Spec.RestartPolicy != v1.RestartPolicyOnFailure {
+		return false
+	}
+	var restarts int32
+	for _, p := range active {
+		if p.Status.Phase != v1.PodRunning && p.Status.Phase != v1.PodPending {
+			continue
+		}
+		for _, cs := range p.Status.InitContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+	}
+	if limit == 0 {
+		return restarts > 0
+	}
+	return restarts >= limit
 }
 
 // manageActive creates or deletes pods so the job runs as many as it
@@ -354,6 +385,9 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 	default:
 		want = min(max(*job.Spec.Completions-succeeded, 0), parallelism)
 	}
+	if isIndexed(job) {
+		return c.manageIndexed(ctx, key, job, active, int(want))
+	}
 	diff := len(active) - int(want)
 	if diff > 0 {
 		ranked := append([]*v1.Pod(nil), active...)
@@ -371,7 +405,7 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 	c.expectations.Expect(key, n, 0)
 	ref := controllerutil.NewControllerRef(job, controllerKind)
 	created, err = controllerutil.SlowStartBatch(n, controllerutil.SlowStartInitialBatchSize, func() error {
-		return c.createPod(ctx, job, ref)
+		return c.createPod(ctx, job, ref, -1)
 	})
 	if skipped := n - created; skipped > 0 {
 		c.expectations.LowerExpectations(key, skipped, 0)
@@ -379,9 +413,53 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 	return created, 0, 0, err
 }
 
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference) error {
+// manageIndexed is manageActive for an Indexed job: it deletes pods of no
+// or finished indexes and duplicates, deletes the highest indexes above
+// want, and starts the lowest indexes still to run.
+func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, want int) (created, deleted int, requeue time.Duration, err error) {
+	completed := parseIndexes(job.Status.CompletedIndexes)
+	keep, surplus := surplusIndexedPods(job, completed, active)
+	if len(keep) > want {
+		sort.Slice(keep, func(i, j int) bool { return podIndex(job, keep[i]) < podIndex(job, keep[j]) })
+		surplus = append(surplus, keep[want:]...)
+		keep = keep[:want]
+	}
+	if len(surplus) > 0 {
+		deleted, err = c.deletePods(ctx, key, job, surplus[:min(len(surplus), MaxPodCreateDeletePerSync)])
+		return 0, deleted, 0, err
+	}
+	ixs := indexesToRun(job, completed, keep, min(want-len(keep), MaxPodCreateDeletePerSync))
+	if len(ixs) == 0 {
+		return 0, 0, 0, nil
+	}
+	if wait := c.remainingBackoff(key); wait > 0 {
+		return 0, 0, wait, nil
+	}
+	c.expectations.Expect(key, len(ixs), 0)
+	ref := controllerutil.NewControllerRef(job, controllerKind)
+	var mu sync.Mutex
+	next := 0
+	created, err = controllerutil.SlowStartBatch(len(ixs), controllerutil.SlowStartInitialBatchSize, func() error {
+		mu.Lock()
+		ix := ixs[next]
+		next++
+		mu.Unlock()
+		return c.createPod(ctx, job, ref, ix)
+	})
+	if skipped := len(ixs) - created; skipped > 0 {
+		c.expectations.LowerExpectations(key, skipped, 0)
+	}
+	return created, 0, 0, err
+}
+
+// createPod creates one pod of the job, running completion index ix when
+// ix is not negative.
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference, ix int) error {
 	pod := controllerutil.PodFromTemplate(&job.Spec.Template, job, ref)
 	pod.Finalizers = append(pod.Finalizers, batchv1.JobTrackingFinalizer)
+	if ix >= 0 {
+		setIndex(job, pod, ix)
+	}
 	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		if !apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/containernetworking/cni/libcni"
 	cnitypes "github.com/containernetworking/cni/pkg/types"
@@ -67,6 +69,10 @@ type Network struct {
 	cfg  NetworkConfig
 	cni  *libcni.CNIConfig
 	list *libcni.NetworkConfigList
+
+	masqMu sync.Mutex // guards masqDone
+	// masqDone is set once the pod CIDR's masquerade rule is in place.
+	masqDone bool
 }
 
 // NewNetwork checks that the CNI plugins are installed and that the pod
@@ -104,10 +110,14 @@ func NewNetwork(cfg NetworkConfig) (*Network, error) {
 		"name":       cfg.Name,
 		"plugins": []any{
 			map[string]any{
-				"type":        "bridge",
-				"bridge":      cfg.Bridge,
-				"isGateway":   true,
-				"ipMasq":      true,
+				"type":      "bridge",
+				"bridge":    cfg.Bridge,
+				"isGateway": true,
+				// One masquerade rule for the whole pod CIDR (ensureMasquerade)
+				// instead of the bridge plugin's chain per pod: each of those
+				// is several iptables runs under the xtables lock, which
+				// serialized pod start-up.
+				"ipMasq":      false,
 				"hairpinMode": true,
 				"ipam": map[string]any{
 					"type":   "host-local",
@@ -181,6 +191,9 @@ func (n *Network) runtimeConf(podUID, netnsPath string, pod *PodSpec) *libcni.Ru
 // returns the pod's IP. A namespace already attached (the agent
 // restarted) keeps its address.
 func (n *Network) Setup(ctx context.Context, pod PodSpec, netnsPath string) (string, error) {
+	if err := n.ensureMasquerade(ctx); err != nil {
+		return "", err
+	}
 	rt := n.runtimeConf(pod.UID, netnsPath, &pod)
 	if cached, err := n.cni.GetNetworkListCachedResult(n.list, rt); err == nil && cached != nil {
 		if ip, err := resultIP(cached); err == nil {
@@ -201,6 +214,24 @@ func (n *Network) Setup(ctx context.Context, pod PodSpec, netnsPath string) (str
 			n.Teardown(context.WithoutCancel(ctx), pod.UID, netnsPath))
 	}
 	return ip, nil
+}
+
+// ensureMasquerade makes traffic from the pod CIDR to anywhere outside it
+// leave with the node's address: one iptables rule, added once.
+func (n *Network) ensureMasquerade(ctx context.Context) error {
+	n.masqMu.Lock()
+	defer n.masqMu.Unlock()
+	if n.masqDone {
+		return nil
+	}
+	rule := []string{"POSTROUTING", "-s", n.cfg.PodCIDR, "!", "-d", n.cfg.PodCIDR, "-m", "comment", "--comment", "glassplane pod network " + n.cfg.Name, "-j", "MASQUERADE"}
+	if exec.CommandContext(ctx, "iptables", append([]string{"-w", "-t", "nat", "-C"}, rule...)...).Run() != nil {
+		if out, err := exec.CommandContext(ctx, "iptables", append([]string{"-w", "-t", "nat", "-A"}, rule...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("failed to add the masquerade rule of pod CIDR %s: %w: %s", n.cfg.PodCIDR, err, strings.TrimSpace(string(out)))
+		}
+	}
+	n.masqDone = true
+	return nil
 }
 
 // Teardown detaches the pod's network namespace: its veth, its address

@@ -684,6 +684,9 @@ func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 		errs = append(errs, err)
 	}
 	dir := filepath.Join(c.cfg.StateDir, podUID)
+	if err := unmountUnder(dir); err != nil {
+		errs = append(errs, err)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		errs = append(errs, fmt.Errorf("failed to remove pod directory %q: %w", dir, err))
 	}

@@ -3,10 +3,14 @@
 // its implementations. Containerd runs real containers through a containerd
 // daemon (the host's or a ManagedContainerd child process), one network
 // namespace per pod, pulls images through containerd's resolver (loopback
-// and configured insecure registries over plain HTTP) and runs exec for
-// kubectl exec, exec probes and hooks; Simulated keeps the same states in
+// and configured insecure registries over plain HTTP), runs exec for
+// kubectl exec, exec probes and hooks, dials a pod's localhost inside its
+// network namespace for port forwarding, and mounts tmpfs for memory-backed
+// emptyDirs (unmounted with the pod); the pod network masquerades the pod
+// CIDR with one iptables rule. Simulated keeps the same states in
 // memory for nodes that run no containers (init containers complete, app
 // containers of restartPolicy Always pods run until stopped). This room may
-// touch containerd, runc, network namespaces and files under the node's
-// data directory; it knows nothing of the Kubernetes API.
+// touch containerd, runc, network namespaces, the pod CIDR's iptables rule,
+// tmpfs mounts and files under the node's data directory; it knows nothing
+// of the Kubernetes API.
 package runtime

@@ -76,13 +76,14 @@ type NodeScore struct {
 }
 
 // PluginScore is one plugin's part of a node's score: the raw score, the
-// score after normalization (0..100), the plugin's weight and their product.
+// score after normalization (0..100), the plugin's weight and their product
+// (zeros are left out of the JSON).
 type PluginScore struct {
 	Plugin     string `json:"plugin"`
-	Raw        int64  `json:"raw"`
-	Normalized int64  `json:"normalized"`
+	Raw        int64  `json:"raw,omitempty"`
+	Normalized int64  `json:"normalized,omitempty"`
 	Weight     int64  `json:"weight"`
-	Weighted   int64  `json:"weighted"`
+	Weighted   int64  `json:"weighted,omitempty"`
 }
 
 // Compact returns the JSON of d cut down to fit an annotation: Scores best

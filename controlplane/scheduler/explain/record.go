@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"sync"
 )
 
 // The full decision record of a pod is one ConfigMap in the pod's
@@ -115,13 +116,20 @@ func EncodeHistory(h History, maxAttempts int) ([]byte, History, error) {
 	}
 }
 
+// gzipWriters reuses compressors: a new one allocates about a megabyte.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
+
 func gzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
+	enc := json.NewEncoder(zw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {

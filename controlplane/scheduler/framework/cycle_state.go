@@ -17,21 +17,20 @@ type StateData interface{}
 // CycleState carries data between the extension points of one scheduling
 // cycle of one pod, typically what a PreFilter computed for its Filter. It is
 // safe for concurrent use because Filter and Score run on many nodes at once.
+// Like kube-scheduler's, it is a sync.Map: written a few times, then read
+// on every node by every worker without contention.
 type CycleState struct {
-	mu      sync.RWMutex // guards storage
-	storage map[StateKey]StateData
+	storage sync.Map // StateKey → StateData
 }
 
 // NewCycleState returns an empty CycleState.
 func NewCycleState() *CycleState {
-	return &CycleState{storage: map[StateKey]StateData{}}
+	return &CycleState{}
 }
 
 // Read returns the data stored under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	v, ok := c.storage[key]
+	v, ok := c.storage.Load(key)
 	if !ok {
 		return nil, ErrNotFound
 	}
@@ -40,7 +39,5 @@ func (c *CycleState) Read(key StateKey) (StateData, error) {
 
 // Write stores data under key, replacing what was there.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.storage[key] = data
+	c.storage.Store(key, data)
 }

@@ -31,6 +31,11 @@ type NodeInfo struct {
 	node *v1.Node
 	// Pods are the pods on the node, in the order they were added.
 	Pods []*PodInfo
+	// PodsWithAffinity are the Pods with any inter-pod (anti-)affinity term;
+	// PodsWithRequiredAntiAffinity those with a required anti-affinity term,
+	// which every incoming pod must be checked against.
+	PodsWithAffinity             []*PodInfo
+	PodsWithRequiredAntiAffinity []*PodInfo
 	// Requested is the sum of the pods' requests.
 	Requested *Resource
 	// NonZeroRequested is the sum with default requests for containers that
@@ -80,6 +85,12 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) {
 // AddPodInfo adds an already computed PodInfo.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
+	if !pi.Affinity.IsEmpty() {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if len(pi.Affinity.RequiredAntiAffinityTerms) > 0 {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
 	n.Requested.addResource(pi.Requests, 1)
 	n.NonZeroRequested.addResource(pi.NonZeroRequests, 1)
 }
@@ -93,9 +104,21 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 		n.Requested.addResource(pi.Requests, -1)
 		n.NonZeroRequested.addResource(pi.NonZeroRequests, -1)
 		n.Pods = append(n.Pods[:i:i], n.Pods[i+1:]...)
+		n.PodsWithAffinity = withoutPodInfo(n.PodsWithAffinity, pi)
+		n.PodsWithRequiredAntiAffinity = withoutPodInfo(n.PodsWithRequiredAntiAffinity, pi)
 		return nil
 	}
 	return fmt.Errorf("failed to remove pod %q: not found on node %q", pod.Namespace+"/"+pod.Name, n.nodeName())
+}
+
+// withoutPodInfo returns list without pi, leaving list's array unchanged.
+func withoutPodInfo(list []*PodInfo, pi *PodInfo) []*PodInfo {
+	for i, p := range list {
+		if p == pi {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
 }
 
 // HasPod reports whether a pod with uid is on the node.
@@ -111,12 +134,14 @@ func (n *NodeInfo) HasPod(uid types.UID) bool {
 // Clone returns a copy that shares the (immutable) pod and node objects.
 func (n *NodeInfo) Clone() *NodeInfo {
 	return &NodeInfo{
-		node:             n.node,
-		Pods:             append([]*PodInfo(nil), n.Pods...),
-		Requested:        n.Requested.Clone(),
-		NonZeroRequested: n.NonZeroRequested.Clone(),
-		Allocatable:      n.Allocatable.Clone(),
-		Generation:       n.Generation,
+		node:                         n.node,
+		Pods:                         append([]*PodInfo(nil), n.Pods...),
+		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
+		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),
+		Requested:                    n.Requested.Clone(),
+		NonZeroRequested:             n.NonZeroRequested.Clone(),
+		Allocatable:                  n.Allocatable.Clone(),
+		Generation:                   n.Generation,
 	}
 }
 

@@ -2,7 +2,8 @@ package cache
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -184,26 +185,54 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	}
 	if s.nodeInfoMap == nil {
 		s.nodeInfoMap = map[string]*framework.NodeInfo{}
+		s.index = map[string]int{}
 	}
+	// Changed nodes are cloned into their place in the list; only when
+	// nodes come or go is the list rebuilt and sorted.
+	rebuild, live := false, 0
 	for name, ni := range c.nodes {
+		if ni.Node() != nil {
+			live++
+		}
 		if ni.Node() == nil {
-			delete(s.nodeInfoMap, name)
+			if _, ok := s.nodeInfoMap[name]; ok {
+				delete(s.nodeInfoMap, name)
+				rebuild = true
+			}
 			continue
 		}
-		if old, ok := s.nodeInfoMap[name]; !ok || old.Generation != ni.Generation {
-			s.nodeInfoMap[name] = ni.Clone()
+		old, ok := s.nodeInfoMap[name]
+		if ok && old.Generation == ni.Generation {
+			continue
+		}
+		clone := ni.Clone()
+		s.nodeInfoMap[name] = clone
+		if i, listed := s.index[name]; ok && listed {
+			s.nodeInfoList[i] = clone
+		} else {
+			rebuild = true
 		}
 	}
-	for name := range s.nodeInfoMap {
-		if ni, ok := c.nodes[name]; !ok || ni.Node() == nil {
-			delete(s.nodeInfoMap, name)
+	// The map holds every live node now; anything more is gone.
+	if len(s.nodeInfoMap) != live {
+		for name := range s.nodeInfoMap {
+			if ni, ok := c.nodes[name]; !ok || ni.Node() == nil {
+				delete(s.nodeInfoMap, name)
+				rebuild = true
+			}
 		}
 	}
-	s.nodeInfoList = s.nodeInfoList[:0]
-	for _, ni := range s.nodeInfoMap {
-		s.nodeInfoList = append(s.nodeInfoList, ni)
+	if rebuild {
+		s.nodeInfoList = s.nodeInfoList[:0]
+		for _, ni := range s.nodeInfoMap {
+			s.nodeInfoList = append(s.nodeInfoList, ni)
+		}
+		slices.SortFunc(s.nodeInfoList, func(a, b *framework.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
+		clear(s.index)
+		for i, ni := range s.nodeInfoList {
+			s.index[ni.Node().Name] = i
+		}
 	}
-	sort.Slice(s.nodeInfoList, func(i, j int) bool { return s.nodeInfoList[i].Node().Name < s.nodeInfoList[j].Node().Name })
 	s.generation = c.generation
 }
 
@@ -211,7 +240,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 type Snapshot struct {
 	nodeInfoMap  map[string]*framework.NodeInfo
 	nodeInfoList []*framework.NodeInfo
-	generation   int64
+	// index is each node's position in nodeInfoList.
+	index      map[string]int
+	generation int64
 }
 
 var _ framework.NodeInfoLister = &Snapshot{}

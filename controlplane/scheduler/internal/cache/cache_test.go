@@ -127,6 +127,12 @@ func TestSnapshotFollowsNodes(t *testing.T) {
 	if c.NodeCount() != 2 {
 		t.Errorf("NodeCount = %d, want 2", c.NodeCount())
 	}
+	// A changed node is replaced in place in the list.
+	must(t, c.AssumePod(pod("p", "a", "2")))
+	c.UpdateSnapshot(s)
+	if got := names(s); len(got) != 2 || got[0] != "a" || s.List()[0].Requested.MilliCPU != 2000 {
+		t.Errorf("after assuming onto a: nodes %v, a requests %dm", got, s.List()[0].Requested.MilliCPU)
+	}
 }
 
 func names(s *Snapshot) []string {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
 )
@@ -82,6 +84,10 @@ func NewWithLister(lister framework.NodeInfoLister, hardPodAffinityWeight int32)
 func (*InterPodAffinity) Name() string { return Name }
 
 // topologyPair is one topology domain: a node label key and value.
+// parallelism is how many workers scan the nodes in PreFilter, as
+// kube-scheduler's default parallelism.
+const parallelism = 16
+
 type topologyPair struct{ key, value string }
 
 // topologyToMatchedTermCount counts matching terms per domain.
@@ -121,7 +127,7 @@ func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
 
 // PreFilter counts, over every placed pod, the domains the pod's required
 // terms and the placed pods' required anti-affinity terms touch.
-func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
 	aff := framework.NewPodAffinity(pod)
 	if aff.ParseErr != nil {
 		return framework.AsStatus(aff.ParseErr)
@@ -140,26 +146,59 @@ func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleS
 		antiAffinityCounts:         topologyToMatchedTermCount{},
 	}
 	if pl.lister != nil {
-		for _, ni := range pl.lister.List() {
-			node := ni.Node()
-			for _, pi := range ni.Pods {
-				for _, t := range pi.Affinity.RequiredAntiAffinityTerms {
-					if t.Matches(pod) {
-						s.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
-					}
+		// Without required terms of its own, the pod only needs checking
+		// against the placed pods' required anti-affinity.
+		ownTerms := len(aff.RequiredAffinityTerms) > 0 || len(aff.RequiredAntiAffinityTerms) > 0
+		nodes := pl.lister.List()
+		// As kube-scheduler does, nodes are scanned on a parallel pool, each
+		// worker counting into its own maps, merged at the end.
+		var mu sync.Mutex // guards s's counts while merging
+		scan := func(from, to int) {
+			local := &preFilterState{
+				existingAntiAffinityCounts: topologyToMatchedTermCount{},
+				affinityCounts:             topologyToMatchedTermCount{},
+				antiAffinityCounts:         topologyToMatchedTermCount{},
+			}
+			for _, ni := range nodes[from:to] {
+				node := ni.Node()
+				pods := ni.Pods
+				if !ownTerms {
+					pods = ni.PodsWithRequiredAntiAffinity
 				}
-				if matchesAll(aff.RequiredAffinityTerms, pi.Pod) {
-					for _, t := range aff.RequiredAffinityTerms {
-						s.affinityCounts.add(node, t.TopologyKey, 1)
+				for _, pi := range pods {
+					for _, t := range pi.Affinity.RequiredAntiAffinityTerms {
+						if t.Matches(pod) {
+							local.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
+						}
 					}
-				}
-				for _, t := range aff.RequiredAntiAffinityTerms {
-					if t.Matches(pi.Pod) {
-						s.antiAffinityCounts.add(node, t.TopologyKey, 1)
+					if matchesAll(aff.RequiredAffinityTerms, pi.Pod) {
+						for _, t := range aff.RequiredAffinityTerms {
+							local.affinityCounts.add(node, t.TopologyKey, 1)
+						}
+					}
+					for _, t := range aff.RequiredAntiAffinityTerms {
+						if t.Matches(pi.Pod) {
+							local.antiAffinityCounts.add(node, t.TopologyKey, 1)
+						}
 					}
 				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			for k, v := range local.existingAntiAffinityCounts {
+				s.existingAntiAffinityCounts[k] += v
+			}
+			for k, v := range local.affinityCounts {
+				s.affinityCounts[k] += v
+			}
+			for k, v := range local.antiAffinityCounts {
+				s.antiAffinityCounts[k] += v
+			}
 		}
+		const chunk = 64
+		workqueue.ParallelizeUntil(ctx, parallelism, (len(nodes)+chunk-1)/chunk, func(i int) {
+			scan(i*chunk, min((i+1)*chunk, len(nodes)))
+		})
 	}
 	state.Write(preFilterStateKey, s)
 	return nil
@@ -247,9 +286,16 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		m[v] += w
 	}
 	if pl.lister != nil {
+		// Without preferred terms of its own, only placed pods with affinity
+		// terms can score.
+		ownTerms := len(aff.PreferredAffinityTerms) > 0 || len(aff.PreferredAntiAffinityTerms) > 0
 		for _, ni := range pl.lister.List() {
 			node := ni.Node()
-			for _, pi := range ni.Pods {
+			pods := ni.Pods
+			if !ownTerms {
+				pods = ni.PodsWithAffinity
+			}
+			for _, pi := range pods {
 				existing := pi.Pod
 				for _, t := range aff.PreferredAffinityTerms {
 					if t.Matches(existing) {

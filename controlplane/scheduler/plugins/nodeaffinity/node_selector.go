@@ -120,6 +120,9 @@ func newPreferredSchedulingTerms(terms []v1.PreferredSchedulingTerm) (preferredS
 
 // score sums the weights of the terms node matches.
 func (ts preferredSchedulingTerms) score(node *v1.Node) int64 {
+	if len(ts) == 0 {
+		return 0
+	}
 	nodeLabels := labels.Set(node.Labels)
 	nodeFields := extractNodeFields(node)
 	var sum int64

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/web/webtest"
+)
+
+// renderProbe records, in the page, how long after its etcd write each new
+// bench pod's chip is on screen: the pod's name carries the write time (ms
+// since the epoch, taken right before the create), a MutationObserver sees
+// the chip inserted, and the sample is taken in the next animation frame,
+// after layout. It also records the worst main-thread lag (a 50 ms timer's
+// lateness) as a measure of the page staying responsive.
+const renderProbe = `(() => {
+  window.__lat = []; window.__maxLag = 0;
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) {
+      if (n.nodeType !== 1) continue;
+      const chips = n.matches?.('[data-testid^="pod-default-bench-"]') ? [n] : [...n.querySelectorAll?.('[data-testid^="pod-default-bench-"]') || []];
+      for (const c of chips) {
+        const t = Number((c.dataset.name || "").split("-").pop());
+        if (t > 0) requestAnimationFrame(() => window.__lat.push(performance.timeOrigin + performance.now() - t));
+      }
+    }
+  }).observe(document.body, {childList: true, subtree: true});
+  let last = performance.now();
+  setInterval(() => { const now = performance.now(); window.__maxLag = Math.max(window.__maxLag, now - last - 50); last = now; }, 50);
+  return true;
+})()`
+
+// BenchmarkDashboardRenderLatency measures the time from an etcd write to
+// the browser's render of it on the overview: with pods (default 1,000) on
+// simulated nodes (default 100) and changes per second (default 200: half
+// creates, half deletes, so the pod count stays), for a duration (default
+// 20s). It reports the in-page p50/p99 of write → rendered chip, the page's
+// worst main-thread lag, the home page's server time, and the CPU and
+// memory of the glassplane process (API server, etcd, controllers and
+// dashboard together: they share one process). Sizes:
+// GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS.
+func BenchmarkDashboardRenderLatency(b *testing.B) {
+	pods := benchEnvInt("GLASSPLANE_BENCH_DASH_PODS", 1000)
+	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
+	rate := benchEnvInt("GLASSPLANE_BENCH_DASH_RATE", 200)
+	seconds := benchEnvInt("GLASSPLANE_BENCH_DASH_SECONDS", 20)
+	c := NewCluster(b, "--node-runtime", "none", "--simulated-nodes", strconv.Itoa(nodes))
+	ctx := context.Background()
+	// A client whose own rate limit (client-go's default is 5 qps) is not
+	// what the benchmark measures.
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) >= nodes {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the %d simulated nodes did not register: %v", nodes, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	newPod := func(i int) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixMilli()), Namespace: "default"},
+			Spec: corev1.PodSpec{
+				NodeName:                      fmt.Sprintf("sim-%d", i%nodes+1),
+				TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers:                    []corev1.Container{{Name: "c", Image: "glassplane.local/hello:latest"}},
+			},
+		}
+	}
+	// Seed the pods, 8 writers at a time.
+	var names []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				p, err := client.CoreV1().Pods("default").Create(ctx, newPod(i), metav1.CreateOptions{})
+				if err != nil {
+					b.Errorf("seed pod %d: %v", i, err)
+					continue
+				}
+				mu.Lock()
+				names = append(names, p.Name)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range pods {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+
+	tab := webtest.Browser(b)
+	webtest.Navigate(b, tab, c.WebURL+"/")
+	webtest.WaitFor(b, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.Eval[bool](b, tab, renderProbe)
+
+	cpu0 := processCPU(b, c.cmd.Process.Pid)
+	b.ResetTimer()
+	start := time.Now()
+	tick := time.NewTicker(time.Second / time.Duration(max(1, rate/2)))
+	defer tick.Stop()
+	next := pods
+	var churn sync.WaitGroup
+	var changes atomic.Int64
+	inflight := make(chan struct{}, 32) // bounds the writers; a full pool skips the tick
+	for time.Since(start) < time.Duration(seconds)*time.Second {
+		<-tick.C
+		mu.Lock()
+		if len(names) == 0 {
+			mu.Unlock()
+			continue
+		}
+		oldest := names[0]
+		names = names[1:]
+		mu.Unlock()
+		select {
+		case inflight <- struct{}{}:
+		default:
+			mu.Lock()
+			names = append([]string{oldest}, names...)
+			mu.Unlock()
+			continue
+		}
+		i := next
+		next++
+		churn.Add(1)
+		go func() {
+			defer churn.Done()
+			defer func() { <-inflight }()
+			p, err := client.CoreV1().Pods("default").Create(ctx, newPod(i), metav1.CreateOptions{})
+			if err == nil {
+				changes.Add(1)
+				mu.Lock()
+				names = append(names, p.Name)
+				mu.Unlock()
+			}
+			if client.CoreV1().Pods("default").Delete(ctx, oldest, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}) == nil {
+				changes.Add(1)
+			}
+		}()
+	}
+	churn.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu := processCPU(b, c.cmd.Process.Pid) - cpu0
+	// Let the last changes arrive, then read the page's samples.
+	time.Sleep(2 * time.Second)
+	lat := webtest.Eval[[]float64](b, tab, `window.__lat`)
+	maxLag := webtest.Eval[float64](b, tab, `window.__maxLag`)
+	if len(lat) == 0 {
+		b.Fatal("the page rendered no new pod")
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+
+	// The home page's server time, over a few requests.
+	var home []float64
+	for range 20 {
+		t0 := time.Now()
+		resp, err := http.Get(c.WebURL + "/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		home = append(home, float64(time.Since(t0).Microseconds())/1000)
+	}
+	slices.Sort(home)
+
+	created := next - pods
+	b.ReportMetric(float64(changes.Load())/elapsed.Seconds(), "changes/s")
+	b.ReportMetric(pct(0.50), "render-p50-ms")
+	b.ReportMetric(pct(0.99), "render-p99-ms")
+	b.ReportMetric(float64(len(lat))/float64(created), "rendered/created")
+	b.ReportMetric(maxLag, "max-main-thread-lag-ms")
+	b.ReportMetric(home[len(home)/2], "home-p50-ms")
+	b.ReportMetric(cpu.Seconds()/elapsed.Seconds(), "process-cpu-cores")
+	b.ReportMetric(processRSS(b, c.cmd.Process.Pid), "process-rss-MB")
+	b.Logf("%d pods on %d nodes, %.0f of %d changes/s for %s: %d creates rendered of %d; write→render p50 %.1f ms, p99 %.1f ms; worst main-thread lag %.0f ms; home page p50 %.1f ms",
+		pods, nodes, float64(changes.Load())/elapsed.Seconds(), rate, elapsed.Round(time.Second), len(lat), created, pct(0.5), pct(0.99), maxLag, home[len(home)/2])
+}
+
+// processCPU is the user+system CPU time of pid so far.
+func processCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) start at ')'.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100
+}
+
+// processRSS is pid's resident memory in MB.
+func processRSS(tb testing.TB, pid int) float64 {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
