@@ -132,7 +132,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	next := pods
 	var churn sync.WaitGroup
 	var changes atomic.Int64
-	var createMs []float64 // each churn create's round trip, guarded by mu
+	var createMs []float64              // each churn create's round trip, guarded by mu
 	inflight := make(chan struct{}, 32) // bounds the writers; a full pool skips the tick
 	for time.Since(start) < time.Duration(seconds)*time.Second {
 		<-tick.C
