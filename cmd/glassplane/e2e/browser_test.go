@@ -254,13 +254,15 @@ func fillAndClick(t *testing.T, tab context.Context, manifest, button string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
 	defer cancel()
+	// Mark the page, so the wait below sees the answer's page, not this one.
+	webtest.Eval[bool](t, tab, `(document.body.dataset.stale = "1") === "1"`)
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(webtest.TestID("manifest")), manifest),
 		chromedp.Click(chromedp.CSS(webtest.TestID(button))),
 	); err != nil {
 		t.Fatalf("failed to press %s: %v", button, err)
 	}
-	webtest.WaitSelector(t, tab, webtest.TestID("apply-result"))
+	webtest.WaitFor(t, tab, `document.readyState === "complete" && document.body.dataset.stale !== "1" && document.querySelector('[data-testid="apply-result"]') !== null`)
 }
 
 // TestBrowserApplyDryRunFieldErrorsAndForbidden: the apply page's dry run
