@@ -262,7 +262,20 @@ func fillAndClick(t *testing.T, tab context.Context, manifest, button string) {
 	); err != nil {
 		t.Fatalf("failed to press %s: %v", button, err)
 	}
-	webtest.WaitFor(t, tab, `document.readyState === "complete" && document.body.dataset.stale !== "1" && document.querySelector('[data-testid="apply-result"]') !== null`)
+	// Poll by hand: a poll running in the page dies with the navigation.
+	deadline := time.Now().Add(webtest.Timeout)
+	for {
+		ectx, cancel := context.WithTimeout(tab, 5*time.Second)
+		done, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`document.readyState === "complete" && document.body.dataset.stale !== "1" && document.querySelector('[data-testid="apply-result"]') !== null`))
+		cancel()
+		if err == nil && done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer page after pressing %s: %v", button, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestBrowserApplyDryRunFieldErrorsAndForbidden: the apply page's dry run
