@@ -277,6 +277,15 @@ func podCells(obj runtime.Object) []any {
 	if pod.Status.Reason != "" {
 		reason = pod.Status.Reason
 	}
+	// Sidecars (init containers with restartPolicy Always) count among
+	// the pod's containers once started, as kubectl shows them.
+	sidecars := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+			total++
+		}
+	}
 	initializing := false
 	for i, c := range pod.Status.InitContainerStatuses {
 		restarts += int(c.RestartCount)
@@ -285,6 +294,11 @@ func podCells(obj runtime.Object) []any {
 		}
 		switch {
 		case c.State.Terminated != nil && c.State.Terminated.ExitCode == 0:
+			continue
+		case sidecars[c.Name] && c.Started != nil && *c.Started:
+			if c.Ready {
+				ready++
+			}
 			continue
 		case c.State.Terminated != nil:
 			if c.State.Terminated.Reason == "" {

@@ -6,8 +6,10 @@
 // Started, Killing, BackOff, Unhealthy, Failed).
 //
 // A pod worker per pod runs its init containers one at a time to
-// completion (a failure follows the restartPolicy), then its app
-// containers, restarting them with kubelet's CrashLoopBackOff. Images
+// completion (a failure follows the restartPolicy; sidecars, init
+// containers with restartPolicy Always, only have to start and then keep
+// running), then its app containers, restarting them with kubelet's
+// CrashLoopBackOff. Images
 // follow imagePullPolicy (images under glassplane.local are node-only and
 // never pulled). Each running container with probes gets a probe goroutine
 // (prober.go): startup, then liveness and readiness, exec through the

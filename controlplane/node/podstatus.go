@@ -101,14 +101,26 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 	}
 	st.InitContainerStatuses = nil
 	var incomplete []string
+	// phaseInit are the init containers the phase waits for: sidecars only
+	// until they started.
+	var phaseInit []corev1.ContainerStatus
 	for _, c := range pod.Spec.InitContainers {
 		cs := containerStatus(w, c, byName[c.Name], scheme, defaultWaiting)
+		if isSidecar(c) {
+			if cs.State.Running == nil || cs.Started == nil || !*cs.Started {
+				incomplete = append(incomplete, c.Name)
+				phaseInit = append(phaseInit, corev1.ContainerStatus{})
+			}
+			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+			continue
+		}
 		// An init container is ready once it completed.
 		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		if !cs.Ready {
 			incomplete = append(incomplete, c.Name)
 		}
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		phaseInit = append(phaseInit, cs)
 	}
 	st.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
 	var unready []string
@@ -122,7 +134,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
-	st.Phase = podPhase(pod.Spec.RestartPolicy, st.InitContainerStatuses, st.ContainerStatuses, terminating)
+	st.Phase = podPhase(pod.Spec.RestartPolicy, phaseInit, st.ContainerStatuses, terminating)
 
 	ready := corev1.ConditionTrue
 	reason, msg := "", ""

@@ -247,10 +247,28 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		return
 	}
 	acted := false
+	// Once an app container ran, the pod is initialized: init containers
+	// do not run again, sidecars are only kept running.
+	appStarted := false
+	for _, c := range pod.Spec.Containers {
+		appStarted = appStarted || len(byName[c.Name]) > 0
+	}
 	initialized := true
 	for _, c := range pod.Spec.InitContainers {
 		insts := byName[c.Name]
-		if n := len(insts); n > 0 && insts[n-1].State == runtime.StateExited && insts[n-1].ExitCode == 0 {
+		n := len(insts)
+		if isSidecar(c) {
+			// A sidecar (an init container with restartPolicy Always) runs
+			// beside the app containers; the next init container starts
+			// once it has started.
+			acted = a.syncContainer(ctx, w, pod, spec, c, insts) || acted
+			if appStarted || n > 0 && insts[n-1].State == runtime.StateRunning && sidecarStarted(w, c, insts[n-1].ID) {
+				continue
+			}
+			initialized = false
+			break
+		}
+		if appStarted || n > 0 && insts[n-1].State == runtime.StateExited && insts[n-1].ExitCode == 0 {
 			delete(w.waiting, c.Name)
 			continue
 		}
@@ -300,7 +318,11 @@ func (a *Agent) syncContainer(ctx context.Context, w *podWorker, pod *corev1.Pod
 		a.startCreated(ctx, w, pod, c, latest.ID)
 		return true
 	}
-	if !shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode) {
+	policy := pod.Spec.RestartPolicy
+	if isSidecar(c) {
+		policy = corev1.RestartPolicyAlways
+	}
+	if !shouldRestart(policy, latest.ExitCode) {
 		delete(w.waiting, c.Name)
 		return false
 	}
@@ -333,7 +355,13 @@ func (a *Agent) syncContainer(ctx context.Context, w *podWorker, pod *corev1.Pod
 // syncProbes keeps one probe goroutine per running app container that
 // has probes, started afresh for each new instance, and stops the others.
 func (a *Agent) syncProbes(ctx context.Context, w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus) {
-	for _, c := range pod.Spec.Containers {
+	var probed []corev1.Container
+	for _, c := range pod.Spec.InitContainers {
+		if isSidecar(c) {
+			probed = append(probed, c)
+		}
+	}
+	for _, c := range append(probed, pod.Spec.Containers...) {
 		if !hasProbes(c) {
 			continue
 		}
@@ -545,6 +573,19 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 	took := time.Since(start).Truncate(time.Millisecond)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)
 	return true
+}
+
+// isSidecar says whether an init container is a sidecar: restartPolicy
+// Always, started in order with the init containers and kept running.
+func isSidecar(c corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// sidecarStarted says whether a running sidecar instance counts as
+// started (its startup probe, if any, passed).
+func sidecarStarted(w *podWorker, c corev1.Container, id string) bool {
+	started, _ := probeState(w, c, id)
+	return started
 }
 
 // LocalImageDomain is the registry domain of images that exist only on

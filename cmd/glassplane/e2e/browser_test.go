@@ -254,13 +254,28 @@ func fillAndClick(t *testing.T, tab context.Context, manifest, button string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
 	defer cancel()
+	// Mark the page, so the wait below sees the answer's page, not this one.
+	webtest.Eval[bool](t, tab, `(document.body.dataset.stale = "1") === "1"`)
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(webtest.TestID("manifest")), manifest),
 		chromedp.Click(chromedp.CSS(webtest.TestID(button))),
 	); err != nil {
 		t.Fatalf("failed to press %s: %v", button, err)
 	}
-	webtest.WaitSelector(t, tab, webtest.TestID("apply-result"))
+	// Poll by hand: a poll running in the page dies with the navigation.
+	deadline := time.Now().Add(webtest.Timeout)
+	for {
+		ectx, cancel := context.WithTimeout(tab, 5*time.Second)
+		done, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`document.readyState === "complete" && document.body.dataset.stale !== "1" && document.querySelector('[data-testid="apply-result"]') !== null`))
+		cancel()
+		if err == nil && done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer page after pressing %s: %v", button, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestBrowserApplyDryRunFieldErrorsAndForbidden: the apply page's dry run

@@ -206,3 +206,48 @@ func TestNodeForceDelete(t *testing.T) {
 		return nil
 	})
 }
+
+// TestNodeSidecarInitContainer: an init container with restartPolicy
+// Always is a sidecar: it starts in order with the init containers, the
+// next one waits for its startup probe, and it keeps running beside the
+// app container, which reaches it on localhost.
+func TestNodeSidecarInitContainer(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	c := SharedCluster(t)
+	always := corev1.ContainerRestartPolicyAlways
+	pod := onContainerdNode("with-sidecar", corev1.RestartPolicyAlways, corev1.Container{Name: "app", Image: demoImage,
+		Command: []string{"sh", "-c", "wget -q -O - http://127.0.0.1:9000/; exec sleep 3600"}})
+	pod.Spec.InitContainers = []corev1.Container{
+		{Name: "proxy", Image: demoImage, RestartPolicy: &always,
+			Command:      []string{"sh", "-c", `sleep 2; mkdir -p /s; echo "from the sidecar" > /s/index.html; exec httpd -f -p 9000 -h /s`},
+			StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9000)}}, PeriodSeconds: 1, FailureThreshold: 30}},
+		{Name: "after", Image: demoImage, Command: []string{"wget", "-q", "-O", "-", "http://127.0.0.1:9000/"}},
+	}
+	createPod(t, c, pod)
+	p := waitPodPhase(t, c, "default", "with-sidecar", corev1.PodRunning, 3*time.Minute)
+	Eventually(t, time.Minute, "the sidecar runs, started and ready, and the app is ready", func() error {
+		var err error
+		if p, err = getPod(t, c, "with-sidecar"); err != nil {
+			return err
+		}
+		side := p.Status.InitContainerStatuses[0]
+		if side.State.Running == nil || side.Started == nil || !*side.Started || !side.Ready {
+			return fmt.Errorf("sidecar status %+v", side)
+		}
+		if !p.Status.ContainerStatuses[0].Ready {
+			return fmt.Errorf("app status %+v", p.Status.ContainerStatuses[0])
+		}
+		return nil
+	})
+	if term := p.Status.InitContainerStatuses[1].State.Terminated; term == nil || term.ExitCode != 0 {
+		t.Errorf("the init container after the sidecar: %+v, want completed", p.Status.InitContainerStatuses[1].State)
+	}
+	for _, name := range []string{"after", "app"} {
+		if out := c.MustKubectl(t, "", "logs", "with-sidecar", "-c", name); !strings.Contains(out, "from the sidecar") {
+			t.Errorf("%s reached the sidecar? logs %q", name, out)
+		}
+	}
+	if out := c.MustKubectl(t, "", "get", "pod", "with-sidecar"); !strings.Contains(out, "2/2") || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get pod shows %q, want 2/2 Running", out)
+	}
+}
