@@ -112,6 +112,18 @@ func optimisticClient(t *testing.T, cm *corev1.ConfigMap) *fake.Clientset {
 	return client
 }
 
+// seed gives the gates the stored object, as their first read does.
+func seed(t *testing.T, ctx context.Context, client *fake.Clientset, gates ...*Gate) {
+	t.Helper()
+	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gates {
+		g.set(cm)
+	}
+}
+
 // follow feeds the stored object to the gates, standing in for their watch.
 func follow(ctx context.Context, client *fake.Clientset, gates ...*Gate) {
 	for ctx.Err() == nil {
@@ -130,6 +142,7 @@ func TestOneStepReleasesOneAction(t *testing.T) {
 	client := optimisticClient(t, NewConfigMap(State{Mode: Step, Delay: time.Second}))
 	// Two components, as if in two processes, each with its own gate.
 	sched, node := NewGate(client, "scheduler", nil), NewGate(client, "node/sim-1", nil)
+	seed(t, ctx, client, sched, node)
 	go follow(ctx, client, sched, node)
 
 	done := make(chan string, 2)
@@ -166,6 +179,7 @@ func TestLeavingStepModeReleasesWaiters(t *testing.T) {
 	defer cancel()
 	client := optimisticClient(t, NewConfigMap(State{Mode: Step}))
 	g := NewGate(client, "scheduler", nil)
+	seed(t, ctx, client, g)
 	go follow(ctx, client, g)
 	done := make(chan error, 1)
 	go func() { done <- g.Wait(ctx, "schedule pod default/a") }()
