@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"sync"
 )
@@ -27,9 +28,12 @@ type Record struct {
 // Ring keeps the most recent audit events and hands new ones to subscribers.
 // It is safe for concurrent use.
 type Ring struct {
-	mu     sync.Mutex // guards the fields below
-	size   int
+	mu   sync.Mutex // guards the fields below
+	size int
+	// events is a circular buffer of up to size records; the oldest is at
+	// events[start] once it is full.
 	events []Record
+	start  int
 	seq    int64
 	subs   map[chan Record]struct{}
 	log    io.Writer
@@ -67,9 +71,11 @@ func (r *Ring) Add(ev *Event) {
 	}
 	r.seq++
 	rec := Record{Seq: r.seq, Event: ev}
-	r.events = append(r.events, rec)
-	if len(r.events) > r.size {
-		r.events = append(r.events[:0:0], r.events[len(r.events)-r.size:]...)
+	if len(r.events) < r.size {
+		r.events = append(r.events, rec)
+	} else {
+		r.events[r.start] = rec
+		r.start = (r.start + 1) % r.size
 	}
 	if r.log != nil {
 		if b, err := json.Marshal(ev); err == nil {
@@ -89,7 +95,7 @@ func (r *Ring) Since(seq int64) []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Record
-	for _, rec := range r.events {
+	for rec := range r.inOrder() {
 		if rec.Seq > seq {
 			out = append(out, rec)
 		}
@@ -97,12 +103,23 @@ func (r *Ring) Since(seq int64) []Record {
 	return out
 }
 
+// inOrder yields the kept records oldest first; r.mu must be held.
+func (r *Ring) inOrder() iter.Seq[Record] {
+	return func(yield func(Record) bool) {
+		for i := range r.events {
+			if !yield(r.events[(r.start+i)%len(r.events)]) {
+				return
+			}
+		}
+	}
+}
+
 // Find returns the kept events for which match is true, oldest first.
 func (r *Ring) Find(match func(*Event) bool) []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Record
-	for _, rec := range r.events {
+	for rec := range r.inOrder() {
 		if match(rec.Event) {
 			out = append(out, rec)
 		}
