@@ -82,10 +82,14 @@ func (c *authorizerChain) Authorize(ctx context.Context, a auth.Attributes) (aut
 
 // attributes returns the authorization attributes of the request.
 func (q *request) attributes() auth.Attributes {
+	name := q.info.Name
+	if name == "" {
+		name = q.info.SelectorName
+	}
 	return auth.Attributes{
 		User: q.user, Verb: q.info.Verb, ResourceRequest: q.info.IsResourceRequest, Path: q.info.Path,
 		APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Namespace: q.info.Namespace,
-		Resource: q.info.Resource, Subresource: q.info.Subresource, Name: q.info.Name,
+		Resource: q.info.Resource, Subresource: q.info.Subresource, Name: name,
 	}
 }
 

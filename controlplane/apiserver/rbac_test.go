@@ -573,3 +573,49 @@ func TestNodeAuthorizationAndRestriction(t *testing.T) {
 		t.Errorf("reading a secret its pod uses: %v", err)
 	}
 }
+
+// A Role limited by resourceNames allows listing and watching that one
+// object with the field selector metadata.name, as in Kubernetes.
+func TestRBACResourceNamesAllowNameSelectedListAndWatch(t *testing.T) {
+	env := sharedRBACEnv(t)
+	ns := env.namespace(t, "named")
+	ctx := ctxT(t)
+	for _, name := range []string{"mine", "other"} {
+		if _, err := env.admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-cm", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"mine"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := env.admin.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "carol-one-cm", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "one-cm"},
+		Subjects:   []rbacv1.Subject{userSubject("carol")},
+	}
+	if _, err := env.admin.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	carol := env.client(t, "carol")
+	mine := metav1.ListOptions{FieldSelector: "metadata.name=mine"}
+	eventuallyAllowed(t, "carol to list her config map by name", func() error {
+		list, err := carol.CoreV1().ConfigMaps(ns).List(ctx, mine)
+		if err == nil && (len(list.Items) != 1 || list.Items[0].Name != "mine") {
+			t.Fatalf("list = %+v", list.Items)
+		}
+		return err
+	})
+	w, err := carol.CoreV1().ConfigMaps(ns).Watch(ctx, mine)
+	if err != nil {
+		t.Fatalf("watch by name: %v", err)
+	}
+	w.Stop()
+	_, err = carol.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	requireForbidden(t, err, `configmaps is forbidden: User "carol" cannot list resource "configmaps" in API group "" in the namespace "named"`)
+	_, err = carol.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=other"})
+	requireForbidden(t, err, `configmaps "other" is forbidden: User "carol" cannot list resource "configmaps" in API group "" in the namespace "named"`)
+}

@@ -3,6 +3,9 @@ package apiserver
 import (
 	"net/http"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // RequestInfo is what a request's path and method say, as k8s.io/apiserver's
@@ -23,6 +26,11 @@ type RequestInfo struct {
 	Resource    string
 	Subresource string
 	Name        string
+	// SelectorName is the name a list or watch asks for with the field
+	// selector metadata.name=<name>; authorization decides it as a request
+	// for that object, as kube-apiserver's RequestInfoFactory does, so that
+	// RBAC rules limited to resourceNames allow watching one object.
+	SelectorName string
 	// Parts are the path segments from the resource on.
 	Parts []string
 }
@@ -100,6 +108,11 @@ func parseRequestInfo(r *http.Request) *RequestInfo {
 		info.Verb = "list"
 		if isTrue(r.URL.Query().Get("watch")) {
 			info.Verb = "watch"
+		}
+		if sel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector")); err == nil {
+			if name, ok := sel.RequiresExactMatch("metadata.name"); ok && len(path.IsValidPathSegmentName(name)) == 0 {
+				info.SelectorName = name
+			}
 		}
 	}
 	if info.Name != "" && info.Verb == "get" && isTrue(r.URL.Query().Get("watch")) {

@@ -25,6 +25,9 @@ func TestParseRequestInfo(t *testing.T) {
 		{"DELETE", "/apis/apps/v1/namespaces/default/deployments", RequestInfo{IsResourceRequest: true, Verb: "deletecollection", APIGroup: "apps", APIVersion: "v1", Namespace: "default", Resource: "deployments"}},
 		{"PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale", RequestInfo{IsResourceRequest: true, Verb: "patch", APIGroup: "apps", APIVersion: "v1", Namespace: "default", Resource: "deployments", Name: "web", Subresource: "scale"}},
 		{"GET", "/healthz", RequestInfo{Verb: "get"}},
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?watch=true&fieldSelector=metadata.name%3Dtempo", RequestInfo{IsResourceRequest: true, Verb: "watch", APIVersion: "v1", Namespace: "kube-system", Resource: "configmaps", SelectorName: "tempo"}},
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dtempo,data.x%3Dy", RequestInfo{IsResourceRequest: true, Verb: "list", APIVersion: "v1", Namespace: "kube-system", Resource: "configmaps", SelectorName: "tempo"}},
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%21%3Dtempo", RequestInfo{IsResourceRequest: true, Verb: "list", APIVersion: "v1", Namespace: "kube-system", Resource: "configmaps"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.url, func(t *testing.T) {
