@@ -57,6 +57,8 @@ class ClusterMap {
     this.auditRevs = new Set();
     this.watchNodes = new Map(); // revision -> nodeName of a pod watch event
     this.pods = new Map(); // ns/name -> {node, phase}
+    this.dots = new Map(); // ns/name -> the pod's circle on the map
+    this.placed = new Map(); // ns/name -> revision of the state drawn
     this.started = new Set(); // pods with a Started Event
     this.current = null;
     // history holds the rendered steps for the keyboard; cursor is the one
@@ -130,14 +132,19 @@ class ClusterMap {
   }
 
   // placePod keeps the pod's dot inside its node, coloured by phase.
+  // A pod's dot only moves forward in revisions: when the map places pods
+  // ahead of their animations (catchingUp), an animation finishing later
+  // must not bring back an older state.
   placePod(m) {
-    let dot = null;
-    for (const c of this.svg.querySelectorAll("circle.map-pod")) {
-      if (c.dataset.namespace === (m.namespace || "") && c.dataset.name === m.name) dot = c;
-    }
+    const key = podKey(m);
+    const last = this.placed.get(key) || 0;
+    if (m.revision && m.revision < last) return;
+    if (m.revision) this.placed.set(key, m.revision);
+    let dot = this.dots.get(key) || null;
     const old = dot?.parentNode;
     if (m.eventType === "DELETED" || !m.nodeName) {
       dot?.remove();
+      this.dots.delete(key);
       if (old) this.relayoutPods(old);
       return;
     }
@@ -146,6 +153,7 @@ class ClusterMap {
     if (!dot) {
       dot = svgEl("circle", { class: "map-pod", r: 7, "data-testid": `map-pod-${m.namespace}-${m.name}`, "data-namespace": m.namespace || "", "data-name": m.name });
       dot.append(svgEl("title"));
+      this.dots.set(key, dot);
     }
     dot.dataset.phase = m.phase || "Pending";
     dot.querySelector("title").textContent = `${m.namespace}/${m.name}: ${dot.dataset.phase}`;
@@ -240,6 +248,9 @@ class ClusterMap {
         steps.push({ kind: running ? "running" : "phase", from: "apiserver", to: "dashboard", label: `${m.name} ${phase}`, vars, pod: m });
       }
     }
+    // When steps come faster than they can be animated, the pods' dots
+    // follow the cluster at once and the animations catch up behind.
+    if (this.catchingUp()) this.placePod(m);
     const waitRev = this.auditRevs.has(m.revision) ? 0 : m.revision;
     if (!steps.length) {
       this.hold([{ kind: "silent", pod: m }], { waitRev, deadline: Date.now() + HOLD_MS });
@@ -305,6 +316,11 @@ class ClusterMap {
     this.held = keep;
   }
 
+  // catchingUp reports whether steps arrive faster than they are animated.
+  catchingUp() {
+    return this.queue.length > 3 || this.held.length > 8;
+  }
+
   enqueue(step) {
     if (step.kind === "silent") {
       this.placePod(step.pod);
@@ -323,7 +339,9 @@ class ClusterMap {
     this.busy = true;
     this.render(step);
     const backlog = this.queue.length;
-    const ms = backlog > 40 ? 0 : backlog > 8 ? 250 : 900;
+    // A few queued steps play at reading pace; a longer queue hurries so
+    // the map is never more than a second or two behind the cluster.
+    const ms = backlog > 20 ? 0 : backlog > 3 ? 150 : 900;
     this.animate(step, ms).then(() => {
       if (step.pod) this.placePod(step.pod);
       this.next();

@@ -239,13 +239,29 @@ func loginAs(t *testing.T, c *Cluster, tab context.Context, token string) {
 	webtest.Navigate(t, tab, c.WebURL+"/login")
 	ctx, cancel := context.WithTimeout(tab, webtest.Timeout)
 	defer cancel()
+	// Mark the login page, so the wait below sees the page the login led
+	// to (the login page has a nav of its own).
+	webtest.Eval[bool](t, tab, `(document.body.dataset.stale = "1") === "1"`)
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(webtest.TestID("login-token")), token),
 		chromedp.Click(chromedp.CSS(webtest.TestID("login-submit"))),
 	); err != nil {
 		t.Fatalf("failed to log in: %v", err)
 	}
-	webtest.WaitSelector(t, tab, webtest.TestID("nav"))
+	// Poll by hand: a poll running in the page dies with the navigation.
+	deadline := time.Now().Add(webtest.Timeout)
+	for {
+		ectx, cancel := context.WithTimeout(tab, 5*time.Second)
+		done, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`document.readyState === "complete" && document.body.dataset.stale !== "1" && !location.pathname.startsWith("/login") && document.querySelector('[data-testid="nav"]') !== null`))
+		cancel()
+		if err == nil && done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the login did not lead to a dashboard page: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // fillAndClick puts manifest into the apply form and presses the button
