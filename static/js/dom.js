@@ -38,10 +38,24 @@ export function clock(iso) {
 }
 
 // flash marks an element as just changed for a moment.
+// Restarting a CSS animation needs a reflow between removing and adding its
+// class; flashes are batched into the next frame so that a burst of changes
+// costs one reflow, not one each (a forced layout per message kept the page
+// seconds behind a busy cluster).
+const flashing = new Set();
+let flashFrame = 0;
+
 export function flash(node) {
-  node.classList.remove("flash");
-  void node.offsetWidth;
-  node.classList.add("flash");
+  flashing.add(node);
+  if (flashFrame) return;
+  flashFrame = requestAnimationFrame(() => {
+    flashFrame = 0;
+    const nodes = [...flashing];
+    flashing.clear();
+    for (const n of nodes) n.classList.remove("flash");
+    void document.body.offsetWidth;
+    for (const n of nodes) n.classList.add("flash");
+  });
 }
 
 // stageChips renders a request's pipeline: authn → authz → admission → etcd.
