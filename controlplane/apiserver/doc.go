@@ -10,4 +10,11 @@
 // an in-memory cache of roles and bindings fed by the storage watch, and
 // creates the bootstrap policy at start) and runs apiserver/admission before
 // every write.
+//
+// Bodies are JSON, YAML or Kubernetes' protobuf; answers are JSON, or
+// protobuf when the client's Accept prefers it (watches then send
+// length-prefixed metav1.WatchEvent frames). A watch event's object is
+// decoded once, and each frame encoded once, for all its watchers through
+// the storage event's memo. The OpenAPI documents are built on their first
+// request, and Config.Profiling serves Go's profiles on /debug/pprof/.
 package apiserver
