@@ -48,9 +48,13 @@ function render(panel, t) {
   }
 }
 
+// watchSeen counts the tempo object's changes the stream delivered.
+let watchSeen = 0;
+
 async function submit(panel, form) {
   const error = byTestId("tempo-error", panel);
   error.hidden = true;
+  const seen = watchSeen;
   const res = await fetch(form.action, {
     method: "POST",
     body: new URLSearchParams(new FormData(form)),
@@ -68,7 +72,9 @@ async function submit(panel, form) {
     error.hidden = false;
     return;
   }
-  render(panel, body);
+  // The stream may already have brought newer changes (a component taking
+  // the step just released); the answer must not paint over them.
+  if (watchSeen === seen) render(panel, body);
 }
 
 export function tempo(stream) {
@@ -97,6 +103,7 @@ export function tempo(stream) {
   });
   stream.on("watch", (msg) => {
     if (!isTempo(msg)) return;
+    watchSeen++;
     const obj = typeof msg.object === "string" ? JSON.parse(msg.object) : msg.object;
     render(panel, msg.eventType === "DELETED" ? fromData({}) : fromData(obj?.data));
   });
