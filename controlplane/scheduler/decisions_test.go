@@ -83,10 +83,12 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 		t.Errorf("pod annotation names record %q and node %q", compact.Record, compact.Node)
 	}
 	for _, reason := range []string{ReasonFailedScheduling, ReasonScheduled} {
-		ev := findEvent(client, reason)
-		if ev == nil {
-			t.Fatalf("no %s event", reason)
-		}
+		// Events are recorded asynchronously, by the broadcaster.
+		var ev *v1.Event
+		eventually(t, "a "+reason+" event", func() bool {
+			ev = findEvent(client, reason)
+			return ev != nil
+		})
 		var sum explain.Summary
 		if err := json.Unmarshal([]byte(ev.Annotations[explain.SummaryAnnotation]), &sum); err != nil {
 			t.Fatalf("%s event summary %q: %v", reason, ev.Annotations[explain.SummaryAnnotation], err)
