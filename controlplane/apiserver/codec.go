@@ -89,7 +89,15 @@ func (q *request) decodeBody(body []byte, gvk schema.GroupVersionKind) (runtime.
 	if err != nil {
 		return nil, nil, err
 	}
-	return q.decodeWith(ser, body, gvk)
+	obj, err := q.decodeWith(ser, body, gvk)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	return obj, raw, nil
 }
 
 // bodyDecoder picks the decoder for the request's Content-Type: JSON and
@@ -115,14 +123,14 @@ func (q *request) bodyDecoder() (runtime.Decoder, error) {
 	return nil, unsupportedMediaType(mediaType, acceptedBodyTypes...)
 }
 
-func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupVersionKind) (runtime.Object, []byte, error) {
+func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupVersionKind) (runtime.Object, error) {
 	validation, err := q.fieldValidation()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	into, err := scheme.Scheme.New(gvk)
 	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	obj, actual, err := ser.Decode(body, &gvk, into)
 	dataKind := gvk
@@ -132,7 +140,7 @@ func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupV
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		switch validation {
 		case fieldValidationStrict:
-			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
 		case fieldValidationWarn:
 			for _, msg := range strictErrors(err) {
 				q.w.Header().Add("Warning", fmt.Sprintf("299 - %s", strconv.Quote(msg)))
@@ -141,23 +149,19 @@ func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupV
 		err = nil
 	}
 	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", dataKind.Kind, dataKind.Version, gvk.Kind, err))
 	}
 	if actual.GroupVersion() != gvk.GroupVersion() {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), gvk.GroupVersion()))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), gvk.GroupVersion()))
 	}
 	if actual.Kind != gvk.Kind {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data does not match the expected kind", actual.Kind, actual.Version, gvk.Kind))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data does not match the expected kind", actual.Kind, actual.Version, gvk.Kind))
 	}
 	if secret, ok := obj.(*corev1.Secret); ok {
 		mergeStringData(secret)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
-	}
-	return obj, raw, nil
+	return obj, nil
 }
 
 func strictErrors(err error) []string {

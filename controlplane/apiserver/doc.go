@@ -9,7 +9,10 @@
 // authenticates and authorizes through apiserver/auth (with RBAC on, it keeps
 // an in-memory cache of roles and bindings fed by the storage watch, and
 // creates the bootstrap policy at start) and runs apiserver/admission before
-// every write.
+// every write. The namespaces, ServiceAccounts and PriorityClasses admission
+// looks up are kept in memory from the storage watch too, as
+// kube-apiserver's admission informers are; a key this server has written
+// more recently than its cache has seen is read from storage instead.
 //
 // Bodies are JSON, YAML or Kubernetes' protobuf; answers are JSON, or
 // protobuf when the client's Accept prefers it (watches then send

@@ -8,3 +8,21 @@ func SetBookmarkInterval(d time.Duration) (restore func()) {
 	old := bookmarkInterval.Swap(int64(d))
 	return func() { bookmarkInterval.Store(old) }
 }
+
+// CachedForLookup reports whether the server's lookup cache for resource
+// ("namespaces", "serviceaccounts", "priorityclasses") holds namespace/name
+// and would answer from memory.
+func CachedForLookup(s *Server, resource, namespace, name string) bool {
+	for _, c := range []*lookupCache{s.lookups.namespaces, s.lookups.serviceAccounts, s.lookups.priorityClasses} {
+		if c.res.Resource != resource {
+			continue
+		}
+		k := key(c.res, namespace, name)
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		_, ok := c.objs[k]
+		_, stale := c.ahead[k]
+		return ok && !stale
+	}
+	return false
+}

@@ -79,7 +79,7 @@ func FuzzDecodeAndAdmit(f *testing.F) {
 			ser = strictYAML
 		}
 		q := &request{s: s, r: r, w: &statusWriter{ResponseWriter: httptest.NewRecorder()}}
-		obj, _, err := q.decodeWith(ser, body, res.GVK)
+		obj, err := q.decodeWith(ser, body, res.GVK)
 		if err != nil {
 			requireClientError(t, "decode", err)
 			return

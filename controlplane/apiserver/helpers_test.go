@@ -122,6 +122,8 @@ func startEnv(dir string) (*testEnv, func(), error) {
 		cancel()
 		return nil, nil, err
 	}
+	// The caches the server keeps from the storage watch, as in production.
+	go srv.Run(ctx)
 	e := echo.New()
 	srv.Register(e)
 	serving, err := ca.Serving()

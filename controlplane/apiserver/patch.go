@@ -57,7 +57,7 @@ func (q *request) patch(v *view) error {
 		if err != nil {
 			return nil, err
 		}
-		in, _, err := q.decodeWith(strictJSON, patched, kind)
+		in, err := q.decodeWith(strictJSON, patched, kind)
 		if err != nil {
 			return nil, err
 		}

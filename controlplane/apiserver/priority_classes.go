@@ -45,15 +45,11 @@ func (s *Server) bootstrapPriorityClasses(ctx context.Context) error {
 	return nil
 }
 
-// GetPriorityClass implements admission.PriorityClassLister, reading
-// storage.
+// GetPriorityClass implements admission.PriorityClassLister. The object is
+// shared: callers must not modify it.
 func (l namespaceLister) GetPriorityClass(ctx context.Context, name string) (*schedulingv1.PriorityClass, bool, error) {
-	res := l.s.byPath[schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")]
-	obj, err := l.s.getFromStore(ctx, res, "", name)
-	if apierrors.IsNotFound(err) {
-		return nil, false, nil
-	}
-	if err != nil {
+	obj, found, err := l.s.lookups.priorityClasses.get(ctx, l.s, "", name)
+	if !found || err != nil {
 		return nil, false, err
 	}
 	return obj.(*schedulingv1.PriorityClass), true, nil

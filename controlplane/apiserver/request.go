@@ -301,8 +301,10 @@ func (q *request) recordAdmission(steps []admission.Step) {
 	}
 }
 
-// recordWrite notes the etcd key, revision and size written.
+// recordWrite notes the etcd key, revision and size written, and tells the
+// lookup caches this server is ahead of them for key.
 func (q *request) recordWrite(key string, rev int64, size int) {
+	q.s.lookups.wrote(q.res, key, rev)
 	q.ev.Annotations[audit.AnnotationEtcdKey] = key
 	q.ev.Annotations[audit.AnnotationEtcdRevision] = strconv.FormatInt(rev, 10)
 	q.ev.Annotations[audit.AnnotationEtcdValueSize] = strconv.Itoa(size)

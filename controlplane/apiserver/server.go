@@ -97,6 +97,8 @@ type Server struct {
 	rbacCache *rbac.Cache
 	rbac      *rbac.Authorizer
 	nodeAuthz *node.Authorizer
+	// lookups are what admission reads on most writes, kept in memory.
+	lookups lookupCaches
 	// restrictions are admission plugins run after the chain (NodeRestriction).
 	restrictions *admission.Chain
 	openapi      http.Handler
@@ -150,6 +152,7 @@ func New(cfg Config) (*Server, error) {
 		described = append(described, res.openAPI())
 	}
 	s.openapi = &lazyOpenAPI{resources: described}
+	s.lookups = s.newLookupCaches()
 	return s, nil
 }
 
@@ -283,17 +286,14 @@ func (s *Server) lookup(info *RequestInfo) *resource {
 	return s.byPath[schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}]
 }
 
-// namespaceLister reads namespace phases from storage for NamespaceLifecycle.
+// namespaceLister reads namespace phases for NamespaceLifecycle (and
+// PriorityClasses for Priority) from the server's lookup caches.
 type namespaceLister struct{ s *Server }
 
 // GetNamespacePhase implements admission.NamespaceLister.
 func (l namespaceLister) GetNamespacePhase(ctx context.Context, name string) (corev1.NamespacePhase, bool, error) {
-	res := l.s.byPath[corev1.SchemeGroupVersion.WithResource("namespaces")]
-	obj, err := l.s.getFromStore(ctx, res, "", name)
-	if apierrors.IsNotFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
+	obj, found, err := l.s.lookups.namespaces.get(ctx, l.s, "", name)
+	if !found || err != nil {
 		return "", false, err
 	}
 	return obj.(*corev1.Namespace).Status.Phase, true, nil

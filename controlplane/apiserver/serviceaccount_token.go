@@ -79,12 +79,8 @@ type serviceAccountGetter struct{ s *Server }
 // GetServiceAccount implements auth.ServiceAccountGetter and
 // admission.ServiceAccountLister.
 func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, bool, error) {
-	res := g.s.byPath[corev1.SchemeGroupVersion.WithResource("serviceaccounts")]
-	obj, err := g.s.getFromStore(ctx, res, namespace, name)
-	if apierrors.IsNotFound(err) {
-		return nil, false, nil
-	}
-	if err != nil {
+	obj, found, err := g.s.lookups.serviceAccounts.get(ctx, g.s, namespace, name)
+	if !found || err != nil {
 		return nil, false, err
 	}
 	return obj.(*corev1.ServiceAccount), true, nil
