@@ -85,7 +85,7 @@ func applyPatch(pt types.PatchType, jp jsonpatch.Patch, cur, patch []byte, kind 
 		}
 		return out, nil
 	case types.MergePatchType:
-		out, err := jsonpatch.MergePatch(cur, patch)
+		out, err := mergePatch(cur, patch)
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
