@@ -70,6 +70,28 @@ func (sel *selection) matches(res *resource, obj runtime.Object) bool {
 	return sel.labels.Matches(labels.Set(m.GetLabels())) && sel.fields.Matches(res.fieldSet(obj))
 }
 
+// matchesShared is matches for an object decoded from a storage event: its
+// field set is computed once for all the event's watchers (node agents each
+// watch pods with their own spec.nodeName selector).
+func (sel *selection) matchesShared(res *resource, ev storage.Event, prev bool, obj runtime.Object) bool {
+	if sel.empty() {
+		return true
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil || !sel.labels.Matches(labels.Set(m.GetLabels())) {
+		return false
+	}
+	if sel.fields.Empty() {
+		return true
+	}
+	type fieldsKey struct {
+		res  *resource
+		prev bool
+	}
+	set := ev.Memo.Do(fieldsKey{res, prev}, func() any { return res.fieldSet(obj) }).(fields.Set)
+	return sel.fields.Matches(set)
+}
+
 func (q *request) get() error {
 	q.enter(stageEtcd)
 	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)

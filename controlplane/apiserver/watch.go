@@ -311,12 +311,12 @@ func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
 	if err != nil {
 		return err
 	}
-	curMatch := sel.matches(res, cur)
+	curMatch := sel.matchesShared(res, ev, false, cur)
 	prevMatch := false
 	var prev runtime.Object
 	if ev.PrevValue != nil && !ev.Created && ev.Type == storage.EventPut {
 		if prev, err = decodeShared(res, ev, true); err == nil {
-			prevMatch = sel.matches(res, prev)
+			prevMatch = sel.matchesShared(res, ev, true, prev)
 		}
 	}
 	ws.lastRev = ev.Revision
