@@ -41,8 +41,10 @@ type watchEvent struct {
 	Object any             `json:"object"`
 }
 
-// watchStream writes watch events to the response, one JSON document per
-// event, flushed as it goes.
+// watchStream writes watch events to the response, one JSON document (or
+// protobuf frame) per event. It flushes when it has caught up with the
+// events waiting for it: one flush, one TLS record and one write system
+// call for a burst of events instead of one per event.
 type watchStream struct {
 	q *request
 	// as is the conversion the client asked for (Table, PartialObjectMetadata).
@@ -58,11 +60,8 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ws.q.w.Write(b); err != nil {
-		return err
-	}
-	ws.q.w.Flush()
-	return nil
+	_, err = ws.q.w.Write(b)
+	return err
 }
 
 // frame encodes one watch event as sent to the client: a JSON line, or a
@@ -102,11 +101,8 @@ func (ws *watchStream) sendShared(memo *storage.Memo, typ watch.EventType, obj r
 	if v.err != nil {
 		return v.err
 	}
-	if _, err := ws.q.w.Write(v.val.([]byte)); err != nil {
-		return err
-	}
-	ws.q.w.Flush()
-	return nil
+	_, err := ws.q.w.Write(v.val.([]byte))
+	return err
 }
 
 // memoResult is a value or error kept in a storage.Memo.
@@ -243,6 +239,7 @@ func (q *request) watch() error {
 			return nil
 		}
 	}
+	q.w.Flush()
 	if sendInitial != nil && *sendInitial {
 		if err := ws.bookmark(startRev, map[string]string{initialEventsAnnotation: "true"}); err != nil {
 			return nil
@@ -269,6 +266,9 @@ func (q *request) watch() error {
 			if err := ws.deliver(sel, ev); err != nil {
 				q.s.log.Debug("watch stream ended", "resource", q.res.Resource, "err", err)
 				return nil
+			}
+			if len(events) == 0 {
+				q.w.Flush()
 			}
 		}
 	}
