@@ -267,7 +267,7 @@ func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) (string, error) 
 	if c.hostNetwork(pod) {
 		return "", nil
 	}
-	if err := ensureNetns(ctx, pod.UID); err != nil {
+	if err := ensureNetns(pod.UID); err != nil {
 		return "", err
 	}
 	return c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
@@ -680,7 +680,7 @@ func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := removeNetns(ctx, podUID); err != nil {
+	if err := removeNetns(podUID); err != nil {
 		errs = append(errs, err)
 	}
 	dir := filepath.Join(c.cfg.StateDir, podUID)
