@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -155,5 +158,32 @@ func TestPodCPURequest(t *testing.T) {
 				t.Errorf("podCPURequest = %s, want %s", got.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestCleanupLeavesWhatAnotherRunMade runs the preemption and node-failure
+// demos where their cluster-wide objects already exist (another
+// presenter's run): the first step fails with AlreadyExists and the
+// cleanup leaves those objects alone.
+func TestCleanupLeavesWhatAnotherRunMade(t *testing.T) {
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: FailingNode}},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: PriorityClassName}, Value: 1000},
+	)
+	for _, name := range []string{"node-failure", "preemption"} {
+		t.Run(name, func(t *testing.T) {
+			d, _ := Find(name)
+			err := Run(context.Background(), d, &Env{Client: client}, "en", func(Line) {})
+			if !apierrors.IsAlreadyExists(errors.Unwrap(err)) {
+				t.Fatalf("Run = %v, want AlreadyExists at step 1", err)
+			}
+		})
+	}
+	ctx := context.Background()
+	if _, err := client.CoreV1().Nodes().Get(ctx, FailingNode, metav1.GetOptions{}); err != nil {
+		t.Errorf("the other run's node is gone: %v", err)
+	}
+	if _, err := client.SchedulingV1().PriorityClasses().Get(ctx, PriorityClassName, metav1.GetOptions{}); err != nil {
+		t.Errorf("the other run's PriorityClass is gone: %v", err)
 	}
 }

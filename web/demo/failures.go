@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -42,6 +43,7 @@ func preemption() Demo {
 	const low, high = "low-priority", "high-priority"
 	var node string
 	var cpu resource.Quantity
+	var classUID types.UID // set once this run created the PriorityClass
 	return Demo{
 		Name:  "preemption",
 		Title: Text{"A high-priority pod preempts a low-priority one", "우선순위가 높은 Pod가 낮은 Pod를 선점한다"},
@@ -55,9 +57,11 @@ func preemption() Demo {
 					Value:       1000,
 					Description: "The preemption demo's important pods.",
 				}
-				if _, err := env.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+				created, err := env.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+				if err != nil {
 					return "", err
 				}
+				classUID = created.UID
 				return "priorityclass.scheduling.k8s.io/" + PriorityClassName + " created (value 1000)", nil
 			}},
 			{Say: Text{
@@ -132,7 +136,9 @@ func preemption() Demo {
 		},
 		Cleanup: func(ctx context.Context, env *Env) {
 			deletePods(ctx, env, low, high)
-			_ = ignoreNotFound(env.Client.SchedulingV1().PriorityClasses().Delete(ctx, PriorityClassName, metav1.DeleteOptions{}))
+			if classUID != "" {
+				_ = ignoreNotFound(env.Client.SchedulingV1().PriorityClasses().Delete(ctx, PriorityClassName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &classUID}}))
+			}
 		},
 	}
 }
@@ -202,6 +208,7 @@ func nodeFailure() Demo {
 	replicas := int32(2)
 	var hb heartbeat
 	var onFailing []string
+	var nodeUID types.UID // set once this run registered the node
 	return Demo{
 		Name:  "node-failure",
 		Title: Text{"A node stops answering: its pods are evicted and replaced", "노드가 응답을 멈추면: Pod가 축출되고 다른 노드에 다시 만들어진다"},
@@ -210,9 +217,11 @@ func nodeFailure() Demo {
 				"Register node " + FailingNode + ". No machine stands behind it: the demo plays its node agent, posting a Ready status and renewing its Lease in kube-node-lease every few seconds, which is the heartbeat the node lifecycle controller watches. A taint keeps other pods off it.",
 				"노드 " + FailingNode + "를 등록합니다. 실제 머신은 없고, 데모가 노드 에이전트 역할을 맡아 Ready 상태를 보고하고 kube-node-lease의 Lease를 몇 초마다 갱신합니다. 노드 라이프사이클 컨트롤러가 지켜보는 하트비트가 바로 이것입니다. 다른 Pod가 오지 않도록 taint를 겁니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				if err := registerNode(ctx, env); err != nil {
+				uid, err := registerNode(ctx, env)
+				if err != nil {
 					return "", err
 				}
+				nodeUID = uid
 				hb.start(ctx, env)
 				return "node/" + FailingNode + " registered, Ready; lease " + leaseNamespace + "/" + FailingNode + " renewed every " + heartbeatEvery.String(), nil
 			}},
@@ -318,8 +327,12 @@ func nodeFailure() Demo {
 					deletePods(ctx, env, p.Name)
 				}
 			}
-			_ = ignoreNotFound(env.Client.CoordinationV1().Leases(leaseNamespace).Delete(ctx, FailingNode, metav1.DeleteOptions{}))
-			_ = ignoreNotFound(env.Client.CoreV1().Nodes().Delete(ctx, FailingNode, metav1.DeleteOptions{}))
+			// The node and its Lease go only if this run made them (not
+			// another run's, which a second presenter may be playing).
+			if nodeUID != "" {
+				_ = ignoreNotFound(env.Client.CoordinationV1().Leases(leaseNamespace).Delete(ctx, FailingNode, metav1.DeleteOptions{}))
+				_ = ignoreNotFound(env.Client.CoreV1().Nodes().Delete(ctx, FailingNode, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &nodeUID}}))
+			}
 		},
 	}
 }
@@ -369,8 +382,8 @@ func (h *heartbeat) stop() {
 }
 
 // registerNode creates the failing node, Ready, with its Lease, as a node
-// agent registers.
-func registerNode(ctx context.Context, env *Env) error {
+// agent registers, and returns the node's UID.
+func registerNode(ctx context.Context, env *Env) (types.UID, error) {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("4"),
 		corev1.ResourceMemory: resource.MustParse("16Gi"),
@@ -384,7 +397,7 @@ func registerNode(ctx context.Context, env *Env) error {
 	}
 	created, err := env.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {
-		return err
+		return "", err
 	}
 	now := metav1.Now()
 	created.Status = corev1.NodeStatus{
@@ -395,7 +408,7 @@ func registerNode(ctx context.Context, env *Env) error {
 		}},
 	}
 	if _, err := env.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return err
+		return created.UID, err
 	}
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: FailingNode, Namespace: leaseNamespace,
@@ -403,7 +416,7 @@ func registerNode(ctx context.Context, env *Env) error {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(FailingNode), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &metav1.MicroTime{Time: time.Now()}},
 	}
 	_, err = env.Client.CoordinationV1().Leases(leaseNamespace).Create(ctx, lease, metav1.CreateOptions{})
-	return err
+	return created.UID, err
 }
 
 func failoverDeployment(env *Env, name string, replicas int32) *appsv1.Deployment {
