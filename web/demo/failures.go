@@ -472,16 +472,17 @@ func crashLoop() Demo {
 				"컨테이너가 종료 코드 1(reason Error)로 끝납니다. 노드 에이전트가 다시 시작하며 횟수를 셉니다. status.containerStatuses[].restartCount가 올라가고, lastState에 이전 실행이 어떻게 끝났는지 남습니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
 				var st corev1.ContainerStatus
+				var node string
 				err := until(ctx, env, "container "+name+" to be restarted", func(ctx context.Context) (bool, error) {
 					var err error
-					st, err = containerStatus(ctx, env, name)
+					node, st, err = containerStatus(ctx, env, name)
 					return err == nil && st.RestartCount >= 1 && st.LastTerminationState.Terminated != nil, err
 				})
 				if err != nil {
 					return "", err
 				}
 				t := st.LastTerminationState.Terminated
-				return fmt.Sprintf("container %s exited with code %d (%s); restartCount %d", name, t.ExitCode, t.Reason, st.RestartCount), nil
+				return fmt.Sprintf("container %s on node %s exited with code %d (%s); restartCount %d", name, node, t.ExitCode, t.Reason, st.RestartCount), nil
 			}},
 			{Say: Text{
 				"Each restart waits twice as long as the one before (10s, 20s, 40s ... up to 5 minutes). While it waits the container is Waiting with reason CrashLoopBackOff, the BackOff event says \"Back-off restarting failed container\", and kubectl get pods shows CrashLoopBackOff.",
@@ -490,7 +491,7 @@ func crashLoop() Demo {
 				var st corev1.ContainerStatus
 				err := until(ctx, env, "container "+name+" to be in CrashLoopBackOff", func(ctx context.Context) (bool, error) {
 					var err error
-					st, err = containerStatus(ctx, env, name)
+					_, st, err = containerStatus(ctx, env, name)
 					return err == nil && st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff", err
 				})
 				if err != nil {
@@ -509,17 +510,17 @@ func crashLoop() Demo {
 	}
 }
 
-// containerStatus returns the status of pod name's container of the same
-// name.
-func containerStatus(ctx context.Context, env *Env, name string) (corev1.ContainerStatus, error) {
+// containerStatus returns the node of pod name and the status of its
+// container of the same name.
+func containerStatus(ctx context.Context, env *Env, name string) (string, corev1.ContainerStatus, error) {
 	p, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return corev1.ContainerStatus{}, err
+		return "", corev1.ContainerStatus{}, err
 	}
 	for _, s := range p.Status.ContainerStatuses {
 		if s.Name == name {
-			return s, nil
+			return p.Spec.NodeName, s, nil
 		}
 	}
-	return corev1.ContainerStatus{}, nil
+	return p.Spec.NodeName, corev1.ContainerStatus{}, nil
 }

@@ -74,34 +74,75 @@ func TestDemoPreemption(t *testing.T) {
 	expectNoPods(t, c, ns)
 }
 
-// TestDemoCrashLoop runs the crash-loop demo in Korean and checks the
-// container really crashed and backed off: restartCount at least 1 with
-// exit code 1, the CrashLoopBackOff reason with Kubernetes' back-off
-// message, and the BackOff event.
+// TestDemoCrashLoop runs the crash-loop demo on each runtime (the nodes of
+// the other runtime cordoned meanwhile), in Korean on containerd, and
+// checks the container really crashed and backed off: restartCount at
+// least 1 with exit code 1, the CrashLoopBackOff reason with Kubernetes'
+// back-off message, and the BackOff event.
 func TestDemoCrashLoop(t *testing.T) {
 	c := SharedCluster(t)
-	const ns = "demo-crashloop"
-	createNamespace(t, c, ns)
-	t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
-	out := runDemo(t, c, ns, "crash-loop", "ko")
-	if !strings.Contains(out, "CrashLoopBackOff 이유로 Waiting") {
-		t.Errorf("the narration is not in Korean:\n%s", out)
+	for _, tc := range []struct{ runtime, lang string }{{"simulated", "en"}, {"containerd", "ko"}} {
+		t.Run(tc.runtime, func(t *testing.T) {
+			if tc.runtime == "containerd" {
+				requireTool(t, "containerd", "real containers")
+				requireTool(t, "runc", "real containers")
+			}
+			ns := "demo-crashloop-" + tc.runtime
+			createNamespace(t, c, ns)
+			t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
+			onlyRuntime(t, c, tc.runtime)
+			out := runDemo(t, c, ns, "crash-loop", tc.lang)
+			if tc.lang == "ko" && !strings.Contains(out, "CrashLoopBackOff 이유로 Waiting") {
+				t.Errorf("the narration is not in Korean:\n%s", out)
+			}
+			m := regexp.MustCompile(`container crasher on node (\S+) exited with code 1 \(Error\); restartCount (\d+)`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("output lacks the exit and restart:\n%s", out)
+			}
+			node, err := c.Client.CoreV1().Nodes().Get(context.Background(), m[1], metav1.GetOptions{})
+			if err != nil || node.Labels["node.glassplane.io/runtime"] != tc.runtime {
+				t.Errorf("the pod ran on node %s (%v), want a %s node", m[1], err, tc.runtime)
+			}
+			if n, _ := strconv.Atoi(m[2]); n < 1 {
+				t.Errorf("restartCount %d, want at least 1", n)
+			}
+			if !regexp.MustCompile(`pod/crasher CrashLoopBackOff: back-off \S+ restarting failed container=crasher pod=crasher_` + ns + `\(`).MatchString(out) {
+				t.Errorf("output lacks the CrashLoopBackOff message:\n%s", out)
+			}
+			backoff := eventsOf(t, c, ns, "BackOff")
+			if len(backoff) == 0 || !strings.HasPrefix(backoff[0].Message, "Back-off restarting failed container crasher in pod crasher_"+ns) {
+				t.Errorf("BackOff events = %v", eventMessages(backoff))
+			}
+			expectNoPods(t, c, ns)
+		})
 	}
-	m := regexp.MustCompile(`container crasher exited with code 1 \(Error\); restartCount (\d+)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("output lacks the exit and restart:\n%s", out)
+}
+
+// onlyRuntime waits for a Ready node of runtime and cordons the shared
+// cluster's nodes of any other runtime until the test ends.
+func onlyRuntime(t *testing.T, c *Cluster, runtime string) {
+	t.Helper()
+	var nodes *corev1.NodeList
+	Eventually(t, 2*time.Minute, "a Ready "+runtime+" node", func() error {
+		var err error
+		nodes, err = c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			if n.Labels["node.glassplane.io/runtime"] == runtime && readyStatus(&n) == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d nodes", len(nodes.Items))
+	})
+	for _, n := range nodes.Items {
+		if n.Labels["node.glassplane.io/runtime"] == runtime || n.Spec.Unschedulable {
+			continue
+		}
+		c.MustKubectl(t, "", "cordon", n.Name)
+		t.Cleanup(func() { c.MustKubectl(t, "", "uncordon", n.Name) })
 	}
-	if n, _ := strconv.Atoi(m[1]); n < 1 {
-		t.Errorf("restartCount %d, want at least 1", n)
-	}
-	if !regexp.MustCompile(`pod/crasher CrashLoopBackOff: back-off \S+ restarting failed container=crasher pod=crasher_` + ns + `\(`).MatchString(out) {
-		t.Errorf("output lacks the CrashLoopBackOff message:\n%s", out)
-	}
-	backoff := eventsOf(t, c, ns, "BackOff")
-	if len(backoff) == 0 || !strings.HasPrefix(backoff[0].Message, "Back-off restarting failed container crasher in pod crasher_"+ns) {
-		t.Errorf("BackOff events = %v", eventMessages(backoff))
-	}
-	expectNoPods(t, c, ns)
 }
 
 // TestDemoNodeFailure runs the node-failure demo on a cluster with a short
