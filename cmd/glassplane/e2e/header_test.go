@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +74,7 @@ func TestBrowserHeaderViewerAndLogout(t *testing.T) {
 			t.Errorf("%s: the header names %q, want %q", path, got, user)
 		}
 	}
+	webtest.Screenshot(t, tab, filepath.Join(webtest.OutputDir(t), "header-viewer.png"))
 	title := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="viewer"]').title`)
 	if !strings.Contains(title, "groups: ") || !strings.Contains(title, "system:serviceaccounts:default") {
 		t.Errorf("the viewer's hover text %q lacks the groups", title)
