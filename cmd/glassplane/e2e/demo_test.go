@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/glassplane/glassplane/web/webtest"
 )
 
 // runDemo plays one demo through the binary, as a presenter would, and
@@ -212,4 +214,36 @@ func eventMessages(evs []corev1.Event) []string {
 		out = append(out, e.InvolvedObject.Name+": "+e.Message)
 	}
 	return out
+}
+
+// TestBrowserDemoPreemption plays the preemption demo from the dashboard's
+// Demos page, as the dashboard's own identity, to its last step.
+func TestBrowserDemoPreemption(t *testing.T) {
+	c := SharedCluster(t)
+	tab := webtest.Browser(t)
+	webtest.Navigate(t, tab, c.WebURL+"/demos")
+	for _, name := range []string{"preemption", "crash-loop", "node-failure"} {
+		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))
+	}
+	before := webtest.Eval[int](t, tab, `document.querySelectorAll('[data-testid="demo-run"]').length`)
+	click(t, tab, "demo-run-preemption")
+	// The new run is prepended to the runs already shown.
+	const run = `document.querySelector('[data-testid="demo-run"]')`
+	webtest.WaitFor(t, tab, `document.querySelectorAll('[data-testid="demo-run"]').length > `+strconv.Itoa(before)+
+		` && `+run+`.querySelector("h3 code").textContent === "preemption" && `+run+`.dataset.done === "true"`)
+	if msg := webtest.Eval[string](t, tab, run+`.querySelector('[data-testid="demo-run-error"]')?.textContent ?? ""`); msg != "" {
+		t.Fatalf("the demo failed: %s", msg)
+	}
+	steps := webtest.Eval[[]string](t, tab, `[...`+run+`.querySelectorAll('[data-testid="demo-step"] .demo-result')].map(s => s.textContent)`)
+	if len(steps) != 4 || !strings.Contains(steps[2], "event Preempted on pod/low-priority") || !strings.Contains(steps[3], "pod/high-priority bound to node ") {
+		t.Errorf("the run's results: %q", steps)
+	}
+	Eventually(t, 2*time.Minute, "the preemption demo's pods to be gone", func() error {
+		for _, name := range []string{"low-priority", "high-priority"} {
+			if _, err := c.Client.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("pod %s: %v", name, err)
+			}
+		}
+		return nil
+	})
 }
