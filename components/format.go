@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/a-h/templ"
 )
 
 // modeText is the header's runtime badge.
@@ -133,11 +131,6 @@ func stageDetail(r RequestRow, stage string) string {
 		return "refused"
 	}
 	return ""
-}
-
-// stageDelay staggers the stages' entrance so a request visibly travels.
-func stageDelay(i int) templ.SafeCSS {
-	return templ.SafeCSS("--i: " + strconv.Itoa(i) + ";")
 }
 
 // atValue is where the revision slider starts: the revision shown.

@@ -13,9 +13,10 @@ import (
 )
 
 const (
-	// clientBuffer is how many messages may wait for one page; a page that
-	// falls further behind is dropped and resumes from its last revision.
-	clientBuffer = 512
+	// clientBuffer is how many messages may wait for one page (a few
+	// seconds of a busy cluster); a page that falls further behind is
+	// dropped and resumes from its last revision.
+	clientBuffer = 4096
 	// rewatchDelay is the pause before reopening a storage watch that failed.
 	rewatchDelay = time.Second
 )
@@ -25,6 +26,14 @@ type client struct {
 	send chan []byte
 	// dropped is closed when the hub removes the client for falling behind.
 	dropped chan struct{}
+	// types are the message types the page asked for; nil is every type.
+	// Hello and resync messages go to every page.
+	types map[string]bool
+}
+
+// wants reports whether the page asked for messages of type typ.
+func (c *client) wants(typ string) bool {
+	return c.types == nil || c.types[typ] || typ == MessageHello || typ == MessageResync
 }
 
 // hub runs one storage watch and one audit subscription and fans their
@@ -120,10 +129,10 @@ func (h *hub) broadcastStorage(ev storage.Event) {
 	if ev.Revision > h.rev {
 		h.rev = ev.Revision
 	}
-	idle := len(h.clients) == 0
+	idle := !h.wantedLocked(MessageWatch, MessageEvent, MessageEtcd)
 	h.mu.Unlock()
 	if idle {
-		// No browser is watching: skip decoding the object.
+		// No page asked for storage changes: skip decoding the object.
 		return
 	}
 	msgs := storageMessages(ev, time.Now())
@@ -158,18 +167,22 @@ func (h *hub) broadcast(m Message) {
 	h.sendLocked(m)
 }
 
-// sendLocked queues m for every client, dropping those whose queue is full;
-// h.mu must be held.
+// sendLocked queues m for every client that asked for its type, dropping
+// those whose queue is full; m is encoded once for all of them. h.mu must be
+// held.
 func (h *hub) sendLocked(m Message) {
-	if len(h.clients) == 0 {
-		return
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
-		return
-	}
+	var b []byte
 	for c := range h.clients {
+		if !c.wants(m.Type) {
+			continue
+		}
+		if b == nil {
+			var err error
+			if b, err = json.Marshal(m); err != nil {
+				h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
+				return
+			}
+		}
 		select {
 		case c.send <- b:
 		default:
@@ -179,10 +192,23 @@ func (h *hub) sendLocked(m Message) {
 	}
 }
 
-// join adds a client and returns the revision and audit sequence its live
-// messages start after.
-func (h *hub) join() (c *client, rev, seq int64) {
-	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{})}
+// wantedLocked reports whether some client asked for one of types; h.mu
+// must be held.
+func (h *hub) wantedLocked(types ...string) bool {
+	for c := range h.clients {
+		for _, t := range types {
+			if c.wants(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// join adds a client that gets the messages of the given types (nil: all)
+// and returns the revision and audit sequence its live messages start after.
+func (h *hub) join(types map[string]bool) (c *client, rev, seq int64) {
+	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{}), types: types}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.clients[c] = struct{}{}

@@ -18,6 +18,10 @@ import (
 // loginCookie holds proof of the login token in the browser.
 const loginCookie = "glassplane_login"
 
+// csrfCookie is the CSRF middleware's cookie (see Register): it holds the
+// token the dashboard's forms must send back.
+const csrfCookie = "glassplane_csrf"
+
 // IsLoopback reports whether a listen address (host:port) only accepts
 // connections from this machine. A dashboard listening anywhere else must
 // have Config.LoginToken set.
@@ -43,17 +47,39 @@ func loginProof(token string) string {
 // requireLogin lets a request through when no login token is configured,
 // when it carries the login cookie, or when it sends the token as a bearer
 // token; pages redirect to /login and everything else answers 401.
+//
+// When the dashboard requires a login (a login token is set) or the user
+// logged in with an API token, the request's context carries the viewer,
+// so the page header names who the dashboard acts as and offers a logout.
 func (d *Dashboard) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if d.cfg.LoginToken == "" || d.loggedIn(c.Request()) || d.userOf(c.Request()) != nil {
+		r := c.Request()
+		u := d.userOf(r)
+		if d.cfg.LoginToken == "" || u != nil || d.loggedIn(r) {
+			if d.cfg.LoginToken != "" || u != nil {
+				c.SetRequest(r.WithContext(components.WithViewer(r.Context(), d.viewer(r, u))))
+			}
 			return next(c)
 		}
-		r := c.Request()
 		if r.Method == http.MethodGet && r.URL.Path != "/ws" && !strings.HasPrefix(r.URL.Path, "/static/") {
 			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
 		}
 		return echo.NewHTTPError(http.StatusUnauthorized, "log in to the dashboard first")
 	}
+}
+
+// viewer describes who the request acts as: the logged-in API user u, or
+// the dashboard's own identity. The logout form's CSRF token is the
+// CSRF cookie's, which is the token the CSRF middleware checks.
+func (d *Dashboard) viewer(r *http.Request, u *identity) components.Viewer {
+	v := components.Viewer{User: d.actingAs(r)}
+	if u != nil {
+		v.Groups = u.Groups
+	}
+	if ck, err := r.Cookie(csrfCookie); err == nil {
+		v.CSRFToken = ck.Value
+	}
+	return v
 }
 
 func (d *Dashboard) loggedIn(r *http.Request) bool {

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,18 +26,35 @@ const (
 	replayIdle = 2 * time.Second
 	// replayTimeout bounds a whole replay; a page that needs longer resyncs.
 	replayTimeout = 30 * time.Second
+	// frameInterval is the least time between two frames to one page: the
+	// messages that arrive meanwhile go out together in the next frame, so
+	// a busy cluster costs the page a few dozen frames a second, not one
+	// per change. A message after a quiet spell goes out at once.
+	frameInterval = 16 * time.Millisecond
+	// maxFrameMessages bounds the messages in one frame.
+	maxFrameMessages = 512
 )
 
-// serveWS streams messages to one page. With since=<revision> the changes
-// after that revision are replayed first, with audit=<seq> the audit events
-// after that sequence number; a revision that is too old is answered with a
-// resync message. The Origin must be the dashboard's own host.
+// streamTypes are the message types a page may ask for with types=.
+var streamTypes = map[string]bool{MessageWatch: true, MessageEvent: true, MessageAudit: true, MessageEtcd: true}
+
+// serveWS streams messages to one page. Every frame is a JSON array of one
+// or more messages, in order. With types=watch,audit,... the page gets only
+// those types (and hello and resync); without it, every type. With
+// since=<revision> the changes after that revision are replayed first, with
+// audit=<seq> the audit events after that sequence number; a revision that
+// is too old is answered with a resync message. The Origin must be the
+// dashboard's own host.
 func (d *Dashboard) serveWS(c *echo.Context) error {
 	since, err := queryInt(c, "since")
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	auditSince, err := queryInt(c, "audit")
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	types, err := queryTypes(c)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
@@ -52,47 +72,101 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	defer conn.CloseNow()
 	ctx := conn.CloseRead(req.Context())
 
-	cl, rev, seq := d.hub.join()
+	cl, rev, seq := d.hub.join(types)
 	defer d.hub.leave(cl)
-	if err := writeMessage(ctx, conn, Message{Type: MessageHello, Revision: rev, Seq: seq}); err != nil {
+	if err := writeMessages(ctx, conn, Message{Type: MessageHello, Revision: rev, Seq: seq}); err != nil {
 		return nil
 	}
-	if since > 0 && since < rev {
-		if err := d.replayStorage(ctx, conn, since, rev); err != nil {
+	if since > 0 && since < rev && (cl.wants(MessageWatch) || cl.wants(MessageEvent) || cl.wants(MessageEtcd)) {
+		if err := d.replayStorage(ctx, conn, cl, since, rev); err != nil {
 			return nil
 		}
 	}
-	if auditSince >= 0 && auditSince < seq && d.cfg.Audit != nil {
+	if auditSince >= 0 && auditSince < seq && d.cfg.Audit != nil && cl.wants(MessageAudit) {
+		var msgs []Message
 		for _, rec := range d.cfg.Audit.Since(auditSince) {
 			if rec.Seq > seq {
 				break
 			}
-			if err := writeMessage(ctx, conn, auditRecordMessage(rec)); err != nil {
+			msgs = append(msgs, auditRecordMessage(rec))
+		}
+		for len(msgs) > 0 {
+			n := min(len(msgs), maxFrameMessages)
+			if err := writeMessages(ctx, conn, msgs[:n]...); err != nil {
 				return nil
 			}
+			msgs = msgs[n:]
 		}
 	}
+	streamFrames(ctx, conn, cl)
+	return nil
+}
+
+// streamFrames writes the hub's messages for cl until ctx ends or the hub
+// drops cl, at most one frame per frameInterval.
+func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
+	batch := make([][]byte, 0, maxFrameMessages)
+	var frame bytes.Buffer
+	var last time.Time
+	wait := time.NewTimer(frameInterval)
+	defer wait.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-cl.dropped:
 			conn.Close(websocket.StatusTryAgainLater, "too slow; reconnect with since")
-			return nil
+			return
 		case b := <-cl.send:
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := conn.Write(wctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
-				return nil
+			batch = append(batch[:0], b)
+		}
+		// Soon after the last frame, gather what arrives until the
+		// interval has passed.
+		if early := frameInterval - time.Since(last); early > 0 {
+			wait.Reset(early)
+		gather:
+			for len(batch) < maxFrameMessages {
+				select {
+				case <-ctx.Done():
+					return
+				case b := <-cl.send:
+					batch = append(batch, b)
+				case <-wait.C:
+					break gather
+				}
 			}
 		}
+	drain:
+		for len(batch) < maxFrameMessages {
+			select {
+			case b := <-cl.send:
+				batch = append(batch, b)
+			default:
+				break drain
+			}
+		}
+		frame.Reset()
+		frame.WriteByte('[')
+		for i, b := range batch {
+			if i > 0 {
+				frame.WriteByte(',')
+			}
+			frame.Write(b)
+		}
+		frame.WriteByte(']')
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		err := conn.Write(wctx, websocket.MessageText, frame.Bytes())
+		cancel()
+		if err != nil {
+			return
+		}
+		last = time.Now()
 	}
 }
 
-// replayStorage writes the changes in (since, until]. When storage no longer
-// has them it writes a resync message instead.
-func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, since, until int64) error {
+// replayStorage writes the changes in (since, until] that cl asked for. When
+// storage no longer has them it writes a resync message instead.
+func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl *client, since, until int64) error {
 	rctx, cancel := context.WithTimeout(ctx, replayTimeout)
 	defer cancel()
 	events, err := d.cfg.Store.Watch(rctx, storage.Root, since)
@@ -101,7 +175,7 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, sin
 		if !errors.Is(err, storage.ErrCompacted) && !errors.Is(err, storage.ErrFutureRevision) {
 			d.log.Warn("failed to replay the dashboard stream", "since", since, "err", err)
 		}
-		return writeMessage(ctx, conn, Message{Type: MessageResync, Reason: reason})
+		return writeMessages(ctx, conn, Message{Type: MessageResync, Reason: reason})
 	}
 	idle := time.NewTimer(replayIdle)
 	defer idle.Stop()
@@ -116,13 +190,14 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, sin
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				return writeMessage(ctx, conn, Message{Type: MessageResync, Reason: "the replay ended early"})
+				return writeMessages(ctx, conn, Message{Type: MessageResync, Reason: "the replay ended early"})
 			}
 			if ev.Revision > until {
 				return nil
 			}
-			for _, m := range storageMessages(ev, time.Now()) {
-				if err := writeMessage(ctx, conn, m); err != nil {
+			msgs := slices.DeleteFunc(storageMessages(ev, time.Now()), func(m Message) bool { return !cl.wants(m.Type) })
+			if len(msgs) > 0 {
+				if err := writeMessages(ctx, conn, msgs...); err != nil {
 					return err
 				}
 			}
@@ -134,14 +209,34 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, sin
 	}
 }
 
-func writeMessage(ctx context.Context, conn *websocket.Conn, m Message) error {
-	b, err := json.Marshal(m)
+// writeMessages writes msgs as one frame.
+func writeMessages(ctx context.Context, conn *websocket.Conn, msgs ...Message) error {
+	b, err := json.Marshal(msgs)
 	if err != nil {
-		return fmt.Errorf("failed to encode %s message: %w", m.Type, err)
+		return fmt.Errorf("failed to encode %d messages: %w", len(msgs), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	return conn.Write(ctx, websocket.MessageText, b)
+}
+
+// queryTypes reads the types parameter: nil when absent (every type),
+// else the set it names, which may be empty.
+func queryTypes(c *echo.Context) (map[string]bool, error) {
+	if !c.QueryParams().Has("types") {
+		return nil, nil
+	}
+	types := map[string]bool{}
+	for _, t := range strings.Split(c.QueryParam("types"), ",") {
+		if t == "" {
+			continue
+		}
+		if !streamTypes[t] {
+			return nil, fmt.Errorf("query parameter types=%q names an unknown message type %q (known: audit, etcd, event, watch)", c.QueryParam("types"), t)
+		}
+		types[t] = true
+	}
+	return types, nil
 }
 
 // queryInt reads an integer query parameter; absent means -1.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,16 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
+// stream is one dashboard websocket with the messages of the frame being
+// read.
+type stream struct {
+	conn    *websocket.Conn
+	pending []Message
+	frames  int
+}
+
 // dial opens the dashboard's websocket as a page of the dashboard would.
-func (e *env) dial(t *testing.T, query string) *websocket.Conn {
+func (e *env) dial(t *testing.T, query string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, deadline)
 	defer cancel()
@@ -26,26 +35,34 @@ func (e *env) dial(t *testing.T, query string) *websocket.Conn {
 		t.Fatalf("dial %s: %v", url, err)
 	}
 	t.Cleanup(func() { conn.CloseNow() })
-	return conn
+	return &stream{conn: conn}
 }
 
-// next reads messages until match accepts one, and returns it.
-func next(t *testing.T, conn *websocket.Conn, match func(Message) bool) Message {
+// next reads messages until match accepts one, and returns it. Every frame
+// must be a JSON array of at least one message.
+func next(t *testing.T, s *stream, match func(Message) bool) Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	for {
-		_, b, err := conn.Read(ctx)
+		for len(s.pending) > 0 {
+			m := s.pending[0]
+			s.pending = s.pending[1:]
+			if match(m) {
+				return m
+			}
+		}
+		_, b, err := s.conn.Read(ctx)
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		var m Message
-		if err := json.Unmarshal(b, &m); err != nil {
+		if err := json.Unmarshal(b, &s.pending); err != nil {
 			t.Fatalf("decode %s: %v", b, err)
 		}
-		if match(m) {
-			return m
+		if len(s.pending) == 0 {
+			t.Fatalf("an empty frame: %s", b)
 		}
+		s.frames++
 	}
 }
 
@@ -104,7 +121,7 @@ func TestWebsocket(t *testing.T) {
 	t.Run("reconnect with since replays missed changes", func(t *testing.T) {
 		conn := e.dial(t, "")
 		hello := next(t, conn, isType(MessageHello))
-		conn.Close(websocket.StatusNormalClosure, "")
+		conn.conn.Close(websocket.StatusNormalClosure, "")
 		missed := e.put(t, "/registry/pods/default/missed", pod("default", "missed", "", ""))
 		e.ring.Add(auditEvent("create", "pods", "", "default", "missed", "kubernetes-admin", time.Now(), nil))
 		e.waitHub(t, missed)
@@ -139,16 +156,77 @@ func TestWebsocket(t *testing.T) {
 		}
 	})
 
-	t.Run("bad query", func(t *testing.T) {
-		resp, err := http.Get(e.srv.URL + "/ws?since=abc")
+	t.Run("types= sends only the types asked for", func(t *testing.T) {
+		conn := e.dial(t, "?types=watch")
+		next(t, conn, isType(MessageHello))
+		first := e.put(t, "/registry/pods/default/typed", pod("default", "typed", "", corev1.PodPending))
+		e.ring.Add(auditEvent("create", "pods", "", "default", "typed", "kubernetes-admin", time.Now(), nil))
+		second := e.put(t, "/registry/pods/default/typed", pod("default", "typed", "", corev1.PodRunning))
+		for _, want := range []int64{first, second} {
+			m := next(t, conn, func(Message) bool { return true })
+			if m.Type != MessageWatch || m.Revision != want {
+				t.Fatalf("got %s message at revision %d, want only watch messages (revision %d)", m.Type, m.Revision, want)
+			}
+		}
+	})
+
+	for _, query := range []string{"?since=abc", "?types=watch,gossip"} {
+		t.Run("bad query "+query, func(t *testing.T) {
+			resp, err := http.Get(e.srv.URL + "/ws" + query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("status = %d, want 400", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestStreamBatchesQueuedMessages: the messages waiting for a page go out
+// together, in order, in one frame.
+func TestStreamBatchesQueuedMessages(t *testing.T) {
+	cl := &client{send: make(chan []byte, 16), dropped: make(chan struct{})}
+	for i := range 10 {
+		b, err := json.Marshal(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("status = %d, want 400", resp.StatusCode)
+		cl.send <- b
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
 		}
-	})
+		defer conn.CloseNow()
+		streamFrames(conn.CloseRead(r.Context()), conn, cl)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	_, b, err := conn.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frame []Message
+	if err := json.Unmarshal(b, &frame); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	if len(frame) != 10 {
+		t.Fatalf("the first frame holds %d messages, want the 10 queued", len(frame))
+	}
+	for i, m := range frame {
+		if m.Revision != int64(i+1) {
+			t.Errorf("message %d has revision %d, want %d", i, m.Revision, i+1)
+		}
+	}
 }
 
 // waitHub waits until the hub has broadcast revision rev.
@@ -176,7 +254,7 @@ func itoa(v int64) string {
 
 func TestHubDropsSlowClient(t *testing.T) {
 	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
-	slow, _, _ := h.join()
+	slow, _, _ := h.join(nil)
 	for i := range clientBuffer + 1 {
 		h.broadcast(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 	}

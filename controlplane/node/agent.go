@@ -306,6 +306,7 @@ func (a *Agent) dispatch(ctx context.Context, obj any) {
 	w, ok := a.workers[pod.UID]
 	if !ok {
 		w = newPodWorker(pod)
+		a.log.Debug("pod worker started", "pod", pod.Namespace+"/"+pod.Name)
 		a.workers[pod.UID] = w
 		a.wg.Add(1)
 		go func() {

@@ -219,6 +219,7 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 // restartPolicy) and posts the pod's status.
 func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	spec := podSpecFor(pod)
+	start := time.Now()
 	ip, err := a.cfg.Runtime.StartPod(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -227,6 +228,9 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		a.recorder.Eventf(podRef(pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		a.postStatus(ctx, w, pod, nil, false, false)
 		return
+	}
+	if !w.sandboxReady {
+		a.log.Debug("pod sandbox ready", "pod", w.namespace+"/"+w.name, "ip", ip, "took", time.Since(start))
 	}
 	w.podIP, w.sandboxReady = ip, true
 	if err := a.prepareVolumes(ctx, w, pod); err != nil {
@@ -446,9 +450,11 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	if tempo.Wait(ctx, "start container "+c.Name+" of pod "+pod.Namespace+"/"+pod.Name) != nil {
 		return
 	}
+	start := time.Now()
 	if !a.ensureImage(ctx, w, pod, c) {
 		return
 	}
+	imageReady := time.Now()
 	createKey := "create/" + c.Name
 	if b, ok := w.backingOff(createKey); ok {
 		w.waiting[c.Name] = waitingReason{"CreateContainerError", b.err}
@@ -477,12 +483,17 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 	}
 	delete(w.backoffs, createKey)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	// Where a start's time goes (with startCreated's), to find what slows
+	// a burst of pods.
+	a.log.Debug("container created", "pod", w.namespace+"/"+w.name, "container", c.Name,
+		"image", imageReady.Sub(start), "create", time.Since(imageReady))
 	a.startCreated(ctx, w, pod, c, id)
 }
 
 // startCreated starts a created container.
 func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, id string) {
 	ref := containerRef(pod, c.Name)
+	start := time.Now()
 	if err := a.cfg.Runtime.StartContainer(ctx, id); err != nil {
 		if ctx.Err() != nil {
 			return
@@ -494,6 +505,7 @@ func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod,
 		}
 		return
 	}
+	a.log.Debug("container started", "pod", w.namespace+"/"+w.name, "container", c.Name, "took", time.Since(start))
 	delete(w.waiting, c.Name)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	a.postStart(ctx, w, pod, c, id)

@@ -37,25 +37,63 @@ export function clock(iso) {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
-// flash marks an element as just changed for a moment.
-// Restarting a CSS animation needs a reflow between removing and adding its
-// class; flashes are batched into the next frame so that a burst of changes
-// costs one reflow, not one each (a forced layout per message kept the page
-// seconds behind a busy cluster).
-const flashing = new Set();
+// flash marks an element as just changed for a moment (the .flash CSS
+// animation). Flashes start together in the next frame, and none forces a
+// style or layout pass: the class comes off when the animation ends, so the
+// next flash only adds it, and an element still flashing keeps its flash.
+// At most MAX_FLASHING elements flash at once: past that the page is
+// showing a burst of changes, each drawn but not all highlighted (every
+// highlight is repainted in every frame it lasts).
+const MAX_FLASHING = 32;
+const flashing = new Set(); // elements wearing the class
+const queued = new Set();
 let flashFrame = 0;
 
+function unflash(ev) {
+  if (ev.animationName !== "flash") return;
+  ev.target.classList.remove("flash");
+  flashing.delete(ev.target);
+}
+document.addEventListener("animationend", unflash);
+document.addEventListener("animationcancel", unflash);
+
 export function flash(node) {
-  flashing.add(node);
+  queued.add(node);
   if (flashFrame) return;
   flashFrame = requestAnimationFrame(() => {
     flashFrame = 0;
-    const nodes = [...flashing];
-    flashing.clear();
-    for (const n of nodes) n.classList.remove("flash");
-    void document.body.offsetWidth;
-    for (const n of nodes) n.classList.add("flash");
+    for (const n of flashing) {
+      if (!n.isConnected) flashing.delete(n);
+    }
+    for (const n of queued) {
+      if (flashing.size >= MAX_FLASHING) break;
+      if (flashing.has(n) || !n.isConnected) continue;
+      n.classList.add("flash");
+      flashing.add(n);
+    }
+    queued.clear();
   });
+}
+
+// pacer returns a function that schedules fn for an animation frame, at
+// most once every ms: calls in between are gathered into one run, on a
+// boundary (a multiple of ms on the clock) that every pacer of the same ms
+// shares, so the panels they update are laid out together in one frame. A
+// call after a quiet spell runs in the next frame.
+export function pacer(fn, ms) {
+  let scheduled = false;
+  let last = -Infinity;
+  const run = () => {
+    scheduled = false;
+    last = performance.now();
+    fn();
+  };
+  return () => {
+    if (scheduled) return;
+    scheduled = true;
+    if (performance.now() - last >= ms) requestAnimationFrame(run);
+    else setTimeout(() => requestAnimationFrame(run), ms - (Date.now() % ms));
+  };
 }
 
 // stageChips renders a request's pipeline: authn → authz → admission → etcd.

@@ -10,7 +10,16 @@
 // the same etcd revision; a bind waits for the watch event that names the
 // chosen node; and a pod's "Running" waits for the kubelet's Started Event,
 // which its recorder sends asynchronously.
-import { el, byData } from "./dom.js";
+//
+// Pace. At a classroom's pace every step is animated and a pod's dot changes
+// when its step arrives. When steps come faster than they can be shown, the
+// map catches up: the dots follow each watch event at once, a short queue
+// hurries, and a long one switches the map to condensed for a while: the
+// steps are recorded and listed a few times a second, without animation, so
+// the animations never hold the state back nor keep the page repainting.
+// Boxes, edges and nodes are looked up in maps, not by querying the SVG
+// (a map of a hundred nodes has over a thousand elements).
+import { el, pacer } from "./dom.js";
 import { currentLang, setLang, narrate, idleText, LANGS } from "./narration.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -21,6 +30,12 @@ const HOLD_MS = 1500;
 const RUNNING_HOLD_MS = 4000;
 const MAX_STEPS = 400;
 const VISIBLE_STEPS = 30;
+// A queue longer than CONDENSE_STEPS condenses the map for CONDENSED_MS
+// (renewed while queues stay that long); meanwhile steps are listed every
+// CONDENSED_EVERY_MS.
+const CONDENSE_STEPS = 20;
+const CONDENSED_MS = 2000;
+const CONDENSED_EVERY_MS = 250;
 const RUNTIME_REASONS = new Set(["Pulling", "Pulled", "Created", "Started"]);
 
 // Geometry shared with components/format.go.
@@ -53,6 +68,8 @@ class ClusterMap {
     this.lang = currentLang();
     this.queue = [];
     this.busy = false;
+    this.condensedUntil = 0;
+    this.condenseSoon = pacer(() => this.condense(), CONDENSED_EVERY_MS);
     this.held = [];
     this.auditRevs = new Set();
     this.watchNodes = new Map(); // revision -> nodeName of a pod watch event
@@ -61,6 +78,12 @@ class ClusterMap {
     this.placed = new Map(); // ns/name -> revision of the state drawn
     this.started = new Set(); // pods with a Started Event
     this.current = null;
+    this.boxes = new Map(); // box id -> its geometry and group
+    this.edges = new Map(); // "from|to" -> the edge's line
+    this.nodes = new Map(); // node name -> its group
+    for (const g of svg.querySelectorAll("[data-box]")) this.addBox(g);
+    for (const line of svg.querySelectorAll("line.edge")) this.edges.set(`${line.dataset.from}|${line.dataset.to}`, line);
+    for (const g of svg.querySelectorAll(".map-node")) this.nodes.set(g.dataset.node, g);
     // history holds the rendered steps for the keyboard; cursor is the one
     // narrated while the presenter moves through them (-1: follow live).
     this.history = [];
@@ -73,20 +96,27 @@ class ClusterMap {
     for (const chip of document.querySelectorAll(".pods .pod[data-name]")) {
       this.pods.set(`${chip.dataset.namespace}/${chip.dataset.name}`, { node: chip.dataset.node || "", phase: chip.dataset.phase || "Pending" });
     }
+    for (const dot of svg.querySelectorAll("circle.map-pod")) this.dots.set(`${dot.dataset.namespace}/${dot.dataset.name}`, dot);
     this.layoutEdges();
     this.setupLang();
     setInterval(() => this.release(), 250);
   }
 
-  box(id) {
-    const g = byData("[data-box]", "box", id, this.svg);
-    if (!g) return null;
+  addBox(g) {
     const d = g.dataset;
-    return { g, x: +d.x, y: +d.y, w: +d.w, h: +d.h, cx: +d.x + +d.w / 2, cy: +d.y + +d.h / 2 };
+    this.boxes.set(d.box, { g, x: +d.x, y: +d.y, w: +d.w, h: +d.h, cx: +d.x + +d.w / 2, cy: +d.y + +d.h / 2 });
   }
 
-  layoutEdges() {
-    for (const line of this.svg.querySelectorAll("line.edge")) {
+  box(id) {
+    return this.boxes.get(id) || null;
+  }
+
+  edge(from, to) {
+    return this.edges.get(`${from}|${to}`) || this.edges.get(`${to}|${from}`) || null;
+  }
+
+  layoutEdges(lines = this.edges.values()) {
+    for (const line of lines) {
       const a = this.box(line.dataset.from), b = this.box(line.dataset.to);
       if (!a || !b) continue;
       line.setAttribute("x1", a.cx); line.setAttribute("y1", a.cy);
@@ -95,7 +125,7 @@ class ClusterMap {
   }
 
   nodeGroup(name) {
-    return byData(".map-node", "node", name, this.svg);
+    return this.nodes.get(name) || null;
   }
 
   // ensureNode adds a node that registered after the page was rendered.
@@ -106,7 +136,7 @@ class ClusterMap {
       if (ready) g.dataset.ready = ready;
       return g;
     }
-    const slot = this.svg.querySelectorAll(".map-node").length;
+    const slot = this.nodes.size;
     const x = nodeX(slot);
     g = svgEl("g", { class: "map-node", "data-testid": `map-node-${name}`, "data-node": name, "data-ready": ready || "Unknown", "data-slot": slot });
     g.append(svgEl("rect", { class: "node-frame", x, y: NODE_Y, width: NODE_W, height: NODE_H, rx: 12 }));
@@ -115,11 +145,19 @@ class ClusterMap {
     g.append(this.newBox(`containerd:${name}`, "containerd", "container runtime", x + 10, NODE_Y + 92, NODE_W - 20, 40));
     g.append(svgEl("g", { class: "map-pods", "data-map-pods-of": name }));
     document.getElementById("map-nodes").append(g);
+    this.nodes.set(name, g);
+    for (const box of g.querySelectorAll("[data-box]")) this.addBox(box);
     const edges = document.getElementById("map-edges");
-    edges.append(svgEl("line", { class: "edge", "data-from": `node:${name}`, "data-to": "apiserver" }));
-    edges.append(svgEl("line", { class: "edge", "data-from": `node:${name}`, "data-to": `containerd:${name}` }));
+    const lines = [
+      svgEl("line", { class: "edge", "data-from": `node:${name}`, "data-to": "apiserver" }),
+      svgEl("line", { class: "edge", "data-from": `node:${name}`, "data-to": `containerd:${name}` }),
+    ];
+    for (const line of lines) {
+      edges.append(line);
+      this.edges.set(`${line.dataset.from}|${line.dataset.to}`, line);
+    }
     this.svg.setAttribute("viewBox", `0 0 ${Math.max(MIN_WIDTH, 20 + (slot + 1) * (NODE_W + NODE_GAP))} ${HEIGHT}`);
-    this.layoutEdges();
+    this.layoutEdges(lines);
     return g;
   }
 
@@ -155,16 +193,20 @@ class ClusterMap {
       dot.append(svgEl("title"));
       this.dots.set(key, dot);
     }
-    dot.dataset.phase = m.phase || "Pending";
-    dot.querySelector("title").textContent = `${m.namespace}/${m.name}: ${dot.dataset.phase}`;
-    if (dot.parentNode !== pods) pods.append(dot);
+    const phase = m.phase || "Pending";
+    if (dot.dataset.phase !== phase) {
+      dot.dataset.phase = phase;
+      dot.firstElementChild.textContent = `${m.namespace}/${m.name}: ${phase}`;
+    }
+    if (dot.parentNode === pods) return;
+    pods.append(dot);
     this.relayoutPods(pods);
-    if (old && old !== pods) this.relayoutPods(old);
+    if (old) this.relayoutPods(old);
   }
 
   relayoutPods(pods) {
-    const slot = +(pods.closest(".map-node")?.dataset.slot || 0);
-    [...pods.querySelectorAll("circle.map-pod")].forEach((c, j) => {
+    const slot = +(pods.parentNode?.dataset.slot || 0);
+    [...pods.children].forEach((c, j) => {
       c.setAttribute("cx", nodeX(slot) + 20 + (j % PODS_PER_ROW) * 20);
       c.setAttribute("cy", NODE_Y + 152 + Math.floor(j / PODS_PER_ROW) * 20);
     });
@@ -318,7 +360,7 @@ class ClusterMap {
 
   // catchingUp reports whether steps arrive faster than they are animated.
   catchingUp() {
-    return this.queue.length > 3 || this.held.length > 8;
+    return this.queue.length > 3 || this.held.length > 8 || Date.now() < this.condensedUntil;
   }
 
   enqueue(step) {
@@ -331,50 +373,80 @@ class ClusterMap {
   }
 
   next() {
+    const now = Date.now();
+    if (this.queue.length > CONDENSE_STEPS) this.condensedUntil = now + CONDENSED_MS;
+    if (now < this.condensedUntil) {
+      this.busy = true;
+      this.condenseSoon();
+      return;
+    }
     const step = this.queue.shift();
     if (!step) {
       this.busy = false;
       return;
     }
     this.busy = true;
-    this.render(step);
-    const backlog = this.queue.length;
+    this.render([step]);
     // A few queued steps play at reading pace; a longer queue hurries so
     // the map is never more than a second or two behind the cluster.
-    const ms = backlog > 20 ? 0 : backlog > 3 ? 150 : 900;
+    const ms = this.queue.length > 3 ? 150 : 900;
     this.animate(step, ms).then(() => {
       if (step.pod) this.placePod(step.pod);
       this.next();
     });
   }
 
-  // render records the step, lists it and narrates it.
-  render(step) {
-    const steps = window.glassplane.steps;
-    steps.push({ kind: step.kind, label: step.label, from: step.from, to: step.to, pod: step.vars?.pod || "" });
-    if (steps.length > MAX_STEPS) steps.shift();
-    this.svg.dataset.steps = String(steps.length);
-    this.svg.dataset.lastStep = step.kind;
-    this.history.push(step);
-    if (this.history.length > MAX_STEPS) {
-      this.history.shift();
-      if (this.cursor > 0) this.cursor--;
+  // condense shows every queued step at once, without animation: the map
+  // is too far behind the cluster to play them.
+  condense() {
+    const steps = this.queue;
+    this.queue = [];
+    this.busy = false;
+    if (!steps.length) return;
+    this.render(steps);
+    for (const step of steps) {
+      if (step.pod) this.placePod(step.pod);
     }
+  }
+
+  // render records steps, lists them (the newest VISIBLE_STEPS) and
+  // narrates the last.
+  render(steps) {
+    const recorded = window.glassplane.steps;
+    for (const step of steps) {
+      recorded.push({ kind: step.kind, label: step.label, from: step.from, to: step.to, pod: step.vars?.pod || "" });
+      this.history.push(step);
+    }
+    if (recorded.length > MAX_STEPS) recorded.splice(0, recorded.length - MAX_STEPS);
+    if (this.history.length > MAX_STEPS) {
+      const drop = this.history.length - MAX_STEPS;
+      this.history.splice(0, drop);
+      if (this.cursor >= 0) this.cursor = Math.max(0, this.cursor - drop);
+    }
+    const last = steps.at(-1);
+    this.svg.dataset.steps = String(recorded.length);
+    this.svg.dataset.lastStep = last.kind;
     if (this.stepList) {
-      const item = el("li", { class: `step step-${step.kind}${step.failed ? " failed" : ""}`, "data-testid": "step", "data-kind": step.kind },
-        el("span", { class: "step-route" }, `${step.from} → ${step.to}`),
-        el("span", { class: "step-label" }, step.label));
-      item.addEventListener("click", () => {
-        this.current = step;
-        this.narrate(step);
-      });
-      this.stepList.prepend(item);
+      const items = steps.slice(-VISIBLE_STEPS).map((step) => this.stepItem(step));
+      this.stepList.prepend(...items.reverse());
       while (this.stepList.children.length > VISIBLE_STEPS) this.stepList.lastElementChild.remove();
-      step.item = item;
     }
     if (this.cursor >= 0) return;
-    this.current = step;
-    this.narrate(step);
+    this.current = last;
+    this.narrate(last);
+  }
+
+  // stepItem is a step's line in the list; clicking it narrates the step.
+  stepItem(step) {
+    const item = el("li", { class: `step step-${step.kind}${step.failed ? " failed" : ""}`, "data-testid": "step", "data-kind": step.kind },
+      el("span", { class: "step-route" }, `${step.from} → ${step.to}`),
+      el("span", { class: "step-label" }, step.label));
+    item.addEventListener("click", () => {
+      this.current = step;
+      this.narrate(step);
+    });
+    step.item = item;
+    return item;
   }
 
   // navigate narrates the previous or next rendered step; past the newest
@@ -400,15 +472,14 @@ class ClusterMap {
 
   animate(step, ms) {
     const a = this.box(step.from), b = this.box(step.to);
-    if (!a || !b || ms === 0) return Promise.resolve();
+    if (!a || !b) return Promise.resolve();
     const packets = document.getElementById("map-packets");
     const p = svgEl("g", { class: `packet packet-${step.kind}${step.failed ? " failed" : ""}`, "data-kind": step.kind });
     p.append(svgEl("circle", { r: 8 }));
     const label = svgEl("text", { class: "packet-label", x: 12, y: -10 }, step.label.length > 60 ? `${step.label.slice(0, 57)}…` : step.label);
     p.append(label);
     packets.append(p);
-    const edge = [...this.svg.querySelectorAll("line.edge")].find((l) =>
-      (l.dataset.from === step.from && l.dataset.to === step.to) || (l.dataset.from === step.to && l.dataset.to === step.from));
+    const edge = this.edge(step.from, step.to);
     edge?.classList.add("active");
     a.g.classList.add("active");
     return new Promise((resolve) => {

@@ -1,8 +1,16 @@
 // Overview: node boxes with their pod chips, and the feed of recent steps.
-import { el, byTestId, byData, clock, flash, stageChips, safeHref } from "./dom.js";
+//
+// A chip changes as soon as its watch event arrives (chips and node boxes
+// are found through maps, not by querying a page of a thousand chips); the
+// browser draws all of a frame's changes at once. Feed items are gathered
+// and added at most every PANEL_MS, only the newest FEED_LENGTH of them: a
+// burst of requests costs a few insertions a second, not one per request
+// (laying out the side panel again is the page's costliest work).
+import { el, clock, flash, stageChips, safeHref, pacer } from "./dom.js";
 import { clusterMap } from "./map.js";
 
 const FEED_LENGTH = 40;
+const PANEL_MS = 250;
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 
 function readyText(status) {
@@ -29,58 +37,11 @@ function podChip(m) {
   el("span", { class: "pod-phase" }));
 }
 
-function podsContainer(nodeName) {
-  if (nodeName) {
-    const box = byData(".pods", "podsOf", nodeName);
-    if (box) return box;
-  }
-  return document.getElementById("unscheduled");
-}
-
-function upsertPod(m) {
-  const id = `pod-${m.namespace}-${m.name}`;
-  let chip = byTestId(id);
-  if (m.eventType === "DELETED") {
-    if (chip) chip.remove();
-    return;
-  }
-  if (!chip) chip = podChip(m);
-  chip.dataset.phase = m.phase || "Pending";
-  chip.dataset.node = m.nodeName || "";
-  chip.title = `${m.namespace}/${m.name}: ${chip.dataset.phase}`;
-  chip.querySelector(".pod-phase").textContent = chip.dataset.phase;
-  const parent = podsContainer(m.nodeName);
-  if (chip.parentElement !== parent) parent.append(chip);
-  flash(chip);
-}
-
-function upsertNode(m) {
-  let box = byTestId(`node-${m.name}`);
-  if (m.eventType === "DELETED") {
-    if (!box) return;
-    for (const chip of box.querySelectorAll(".pod")) document.getElementById("unscheduled").append(chip);
-    box.remove();
-    return;
-  }
-  if (!box) {
-    box = nodeBox(m.name, m.ready, m.href);
-    document.getElementById("nodes").append(box);
-    document.getElementById("no-nodes")?.remove();
-    for (const chip of [...document.querySelectorAll("#unscheduled .pod")]) {
-      if (chip.dataset.node === m.name) box.querySelector(".pods").append(chip);
-    }
-  }
-  box.dataset.ready = m.ready || "Unknown";
-  box.querySelector(".node-ready").textContent = readyText(m.ready);
-  flash(box);
-}
-
 function target(m) {
   return [m.resource || m.kind, m.namespace, m.name].filter(Boolean).join("/");
 }
 
-function addFeed(m, source) {
-  const feed = document.getElementById("feed");
+function feedItem(m, source) {
   const href = safeHref(m.href);
   const item = el("li", {
     class: `feed-item src-${source}${m.failed ? " failed" : ""}`, "data-testid": "feed-item", "data-source": source,
@@ -92,20 +53,102 @@ function addFeed(m, source) {
   if (m.stages?.length) item.append(stageChips(m.stages));
   const message = source === "event" || m.failed ? m.message : "";
   if (message) item.append(el("span", { class: "msg" }, message));
-  feed.prepend(item);
-  flash(item);
-  while (feed.children.length > FEED_LENGTH) feed.lastElementChild.remove();
+  return item;
+}
+
+class Overview {
+  constructor() {
+    this.nodesEl = document.getElementById("nodes");
+    this.unscheduled = document.getElementById("unscheduled");
+    this.feed = document.getElementById("feed");
+    this.chips = new Map(); // ns/name -> chip
+    this.boxes = new Map(); // node name -> node box
+    for (const chip of document.querySelectorAll(".pods .pod[data-name]")) this.chips.set(`${chip.dataset.namespace}/${chip.dataset.name}`, chip);
+    for (const box of this.nodesEl?.querySelectorAll(".node[data-node]") || []) this.boxes.set(box.dataset.node, box);
+    this.pendingFeed = []; // [message, source], oldest first
+    this.flushFeedSoon = pacer(() => this.flushFeed(), PANEL_MS);
+  }
+
+  podsContainer(nodeName) {
+    return this.boxes.get(nodeName)?.querySelector(".pods") || this.unscheduled;
+  }
+
+  upsertPod(m) {
+    const key = `${m.namespace}/${m.name}`;
+    let chip = this.chips.get(key);
+    if (m.eventType === "DELETED") {
+      chip?.remove();
+      this.chips.delete(key);
+      return;
+    }
+    if (!chip) {
+      chip = podChip(m);
+      this.chips.set(key, chip);
+    }
+    // Only what changed is written: a text written again is laid out again.
+    const phase = m.phase || "Pending";
+    if (chip.dataset.phase !== phase) {
+      chip.dataset.phase = phase;
+      chip.title = `${m.namespace}/${m.name}: ${phase}`;
+      chip.lastElementChild.textContent = phase;
+    }
+    if (chip.dataset.node !== (m.nodeName || "")) chip.dataset.node = m.nodeName || "";
+    const parent = this.podsContainer(m.nodeName);
+    if (chip.parentElement !== parent) parent.append(chip);
+    flash(chip);
+  }
+
+  upsertNode(m) {
+    let box = this.boxes.get(m.name);
+    if (m.eventType === "DELETED") {
+      if (!box) return;
+      for (const chip of box.querySelectorAll(".pod")) this.unscheduled.append(chip);
+      box.remove();
+      this.boxes.delete(m.name);
+      return;
+    }
+    if (!box) {
+      box = nodeBox(m.name, m.ready, m.href);
+      this.nodesEl.append(box);
+      this.boxes.set(m.name, box);
+      document.getElementById("no-nodes")?.remove();
+      for (const chip of [...this.unscheduled.querySelectorAll(".pod")]) {
+        if (chip.dataset.node === m.name) box.querySelector(".pods").append(chip);
+      }
+    }
+    const ready = m.ready || "Unknown";
+    if (box.dataset.ready === ready) return;
+    box.dataset.ready = ready;
+    box.querySelector(".node-ready").textContent = readyText(m.ready);
+    flash(box);
+  }
+
+  // addFeed queues a step for the feed; the next flush adds the newest ones.
+  addFeed(m, source) {
+    this.pendingFeed.push([m, source]);
+    if (this.pendingFeed.length > FEED_LENGTH) this.pendingFeed.shift();
+    this.flushFeedSoon();
+  }
+
+  flushFeed() {
+    const items = this.pendingFeed.map(([m, source]) => feedItem(m, source)).reverse();
+    this.pendingFeed = [];
+    this.feed.prepend(...items);
+    while (this.feed.children.length > FEED_LENGTH) this.feed.lastElementChild.remove();
+    for (const item of items) flash(item);
+  }
 }
 
 export function overview(stream) {
   clusterMap(stream);
+  const page = new Overview();
   stream
     .on("watch", (m) => {
-      if (m.kind === "Pod") upsertPod(m);
-      else if (m.kind === "Node") upsertNode(m);
+      if (m.kind === "Pod") page.upsertPod(m);
+      else if (m.kind === "Node") page.upsertNode(m);
     })
     .on("audit", (m) => {
-      if (MUTATING.has(m.verb)) addFeed(m, "audit");
+      if (MUTATING.has(m.verb)) page.addFeed(m, "audit");
     })
-    .on("event", (m) => addFeed(m, "event"));
+    .on("event", (m) => page.addFeed(m, "event"));
 }

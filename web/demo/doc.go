@@ -6,5 +6,7 @@
 // client it is given (client-go), like kubectl, so every step is
 // authenticated, authorized, admitted, audited and shown on the cluster
 // map; it waits on conditions with generous timeouts, never on sleeps, and
-// removes what it created when it ends.
+// removes what it created when it ends. The node-failure demo plays a node
+// agent through that client too: it registers a node and renews its Lease,
+// then stops, and leaves the rest to the node lifecycle controller.
 package demo

@@ -33,7 +33,7 @@ const DemoUser = "student"
 
 // All lists the demos in the order a class meets them.
 func All() []Demo {
-	return []Demo{podLifecycle(), deploymentRollout(), unschedulable(), toleration(), rbacDenied()}
+	return []Demo{podLifecycle(), deploymentRollout(), unschedulable(), toleration(), preemption(), crashLoop(), nodeFailure(), rbacDenied()}
 }
 
 func meta(env *Env, name, demo string) metav1.ObjectMeta {
@@ -289,26 +289,31 @@ func toleration() Demo {
 }
 
 // pickNode returns a Ready, schedulable node, preferring simulated ones so a
-// real node's containers are left alone.
+// real node's containers are left alone. It waits for one while the
+// cluster's nodes are still starting.
 func pickNode(ctx context.Context, env *Env) (*corev1.Node, error) {
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
 	var ready []*corev1.Node
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if n.Spec.Unschedulable {
-			continue
+	err := until(ctx, env, "a Ready, schedulable node", func(ctx context.Context) (bool, error) {
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
 		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				ready = append(ready, n)
+		ready = ready[:0]
+		for i := range nodes.Items {
+			n := &nodes.Items[i]
+			if n.Spec.Unschedulable || n.Labels[demoLabel] != "" {
+				continue
+			}
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready = append(ready, n)
+				}
 			}
 		}
-	}
-	if len(ready) == 0 {
-		return nil, fmt.Errorf("no Ready node to taint")
+		return len(ready) > 0, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(ready, func(a, b *corev1.Node) int {
 		as, bs := strings.HasPrefix(a.Name, "sim-"), strings.HasPrefix(b.Name, "sim-")

@@ -66,9 +66,14 @@ type PortMapping struct {
 // Network attaches pods' network namespaces to the node's pod network
 // through CNI. It is safe for concurrent use.
 type Network struct {
-	cfg  NetworkConfig
-	cni  *libcni.CNIConfig
-	list *libcni.NetworkConfigList
+	cfg NetworkConfig
+	cni *libcni.CNIConfig
+	// list is the full chain (bridge, then portmap for hostPorts);
+	// bridgeOnly leaves portmap out for pods without hostPorts, one plugin
+	// run less per pod in a start-up burst. Both have the same name, so
+	// libcni's cache finds a pod's attachment whichever it was made with.
+	list       *libcni.NetworkConfigList
+	bridgeOnly *libcni.NetworkConfigList
 
 	masqMu sync.Mutex // guards masqDone
 	// masqDone is set once the pod CIDR's masquerade rule is in place.
@@ -105,33 +110,47 @@ func NewNetwork(cfg NetworkConfig) (*Network, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("failed to find CNI plugins %s in %s", strings.Join(missing, ", "), strings.Join(cfg.PluginDirs, ":"))
 	}
-	conf, err := json.Marshal(map[string]any{
-		"cniVersion": cniVersion,
-		"name":       cfg.Name,
-		"plugins": []any{
-			map[string]any{
-				"type":      "bridge",
-				"bridge":    cfg.Bridge,
-				"isGateway": true,
-				// One masquerade rule for the whole pod CIDR (ensureMasquerade)
-				// instead of the bridge plugin's chain per pod: each of those
-				// is several iptables runs under the xtables lock, which
-				// serialized pod start-up.
-				"ipMasq":      false,
-				"hairpinMode": true,
-				"ipam": map[string]any{
-					"type":   "host-local",
-					"ranges": [][]map[string]string{{{"subnet": cfg.PodCIDR}}},
-					"routes": []map[string]string{{"dst": "0.0.0.0/0"}},
-				},
-			},
-			map[string]any{
-				"type":         "portmap",
-				"capabilities": map[string]bool{"portMappings": true},
-				"snat":         true,
-			},
+	bridge := map[string]any{
+		"type":      "bridge",
+		"bridge":    cfg.Bridge,
+		"isGateway": true,
+		// One masquerade rule for the whole pod CIDR (ensureMasquerade)
+		// instead of the bridge plugin's chain per pod: each of those is
+		// several iptables runs under the xtables lock, which serialized
+		// pod start-up.
+		"ipMasq":      false,
+		"hairpinMode": true,
+		"ipam": map[string]any{
+			"type":   "host-local",
+			"ranges": [][]map[string]string{{{"subnet": cfg.PodCIDR}}},
+			"routes": []map[string]string{{"dst": "0.0.0.0/0"}},
 		},
-	})
+	}
+	portmap := map[string]any{
+		"type":         "portmap",
+		"capabilities": map[string]bool{"portMappings": true},
+		"snat":         true,
+	}
+	list, err := networkConfList(cfg.Name, bridge, portmap)
+	if err != nil {
+		return nil, err
+	}
+	bridgeOnly, err := networkConfList(cfg.Name, bridge)
+	if err != nil {
+		return nil, err
+	}
+	return &Network{
+		cfg:        cfg,
+		cni:        libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cfg.CacheDir, nil),
+		list:       list,
+		bridgeOnly: bridgeOnly,
+	}, nil
+}
+
+// networkConfList builds the CNI configuration list of the pod network
+// from its plugins' configurations.
+func networkConfList(name string, plugins ...map[string]any) (*libcni.NetworkConfigList, error) {
+	conf, err := json.Marshal(map[string]any{"cniVersion": cniVersion, "name": name, "plugins": plugins})
 	if err != nil {
 		return nil, fmt.Errorf("failed to build CNI config: %w", err)
 	}
@@ -139,11 +158,7 @@ func NewNetwork(cfg NetworkConfig) (*Network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse CNI config: %w", err)
 	}
-	return &Network{
-		cfg:  cfg,
-		cni:  libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cfg.CacheDir, nil),
-		list: list,
-	}, nil
+	return list, nil
 }
 
 func pluginPresent(dirs []string, name string) bool {
@@ -200,10 +215,14 @@ func (n *Network) Setup(ctx context.Context, pod PodSpec, netnsPath string) (str
 			return ip, nil
 		}
 	}
-	res, err := n.cni.AddNetworkList(ctx, n.list, rt)
+	list := n.list
+	if len(pod.Ports) == 0 {
+		list = n.bridgeOnly
+	}
+	res, err := n.cni.AddNetworkList(ctx, list, rt)
 	if err != nil {
 		// Undo what the plugins before the failing one did, as CRI does.
-		if delErr := n.cni.DelNetworkList(context.WithoutCancel(ctx), n.list, rt); delErr != nil {
+		if delErr := n.cni.DelNetworkList(context.WithoutCancel(ctx), list, rt); delErr != nil {
 			err = errors.Join(err, delErr)
 		}
 		return "", fmt.Errorf("failed to set up network of pod %q: %w", pod.Namespace+"/"+pod.Name, err)
@@ -246,6 +265,11 @@ func (n *Network) Teardown(ctx context.Context, podUID, netnsPath string) error 
 	if conf == nil || cachedRT == nil {
 		return nil
 	}
+	// Delete with the chain the pod was added with.
+	list, err := libcni.NetworkConfFromBytes(conf)
+	if err != nil {
+		return fmt.Errorf("failed to parse cached network config of pod %q: %w", podUID, err)
+	}
 	rt.CapabilityArgs = cachedRT.CapabilityArgs
 	rt.Args = cachedRT.Args
 	if _, err := os.Stat(netnsPath); err != nil {
@@ -253,7 +277,7 @@ func (n *Network) Teardown(ctx context.Context, podUID, netnsPath string) error 
 		// and the port rules; the veth went with the namespace.
 		rt.NetNS = ""
 	}
-	if err := n.cni.DelNetworkList(ctx, n.list, rt); err != nil {
+	if err := n.cni.DelNetworkList(ctx, list, rt); err != nil {
 		return fmt.Errorf("failed to tear down network of pod %q: %w", podUID, err)
 	}
 	return nil

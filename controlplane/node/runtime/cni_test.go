@@ -107,6 +107,14 @@ func TestContainerdPodNetwork(t *testing.T) {
 		if st.ExitCode != 0 || !strings.Contains(out, "Hello from server") {
 			t.Fatalf("client exited %d with output %q; want 0 and the server's page", st.ExitCode, out)
 		}
+		// The client has no hostPorts: its network was set up without the
+		// portmap plugin, and is torn down with the chain it was set up with.
+		if err := rt.RemovePod(ctx, client.UID); err != nil {
+			t.Fatalf("RemovePod of the client: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join("/var/lib/cni/networks/glassplane-test", clientIP)); !os.IsNotExist(err) {
+			t.Errorf("address %s of the client still allocated (stat: %v)", clientIP, err)
+		}
 	})
 
 	t.Run("removing the pod releases its address and veth", func(t *testing.T) {

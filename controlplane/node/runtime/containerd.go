@@ -14,12 +14,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	tasktypes "github.com/containerd/containerd/api/types/task"
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/errdefs/pkg/errgrpc"
 	"github.com/containerd/log"
 	"github.com/distribution/reference"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -267,7 +270,7 @@ func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) (string, error) 
 	if c.hostNetwork(pod) {
 		return "", nil
 	}
-	if err := ensureNetns(ctx, pod.UID); err != nil {
+	if err := ensureNetns(pod.UID); err != nil {
 		return "", err
 	}
 	return c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
@@ -680,7 +683,7 @@ func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := removeNetns(ctx, podUID); err != nil {
+	if err := removeNetns(podUID); err != nil {
 		errs = append(errs, err)
 	}
 	dir := filepath.Join(c.cfg.StateDir, podUID)
@@ -713,7 +716,8 @@ func (c *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 	}
 	out := make([]ContainerStatus, 0, len(ctrs))
 	for _, ctr := range ctrs {
-		info, err := ctr.Info(ctx)
+		// The list already carries each container's record.
+		info, err := ctr.Info(ctx, client.WithoutRefreshedMetadata)
 		if errdefs.IsNotFound(err) {
 			continue
 		}
@@ -750,36 +754,32 @@ func (c *Containerd) containerStatus(ctx context.Context, ctr client.Container, 
 	if s := l[LabelStartedAt]; s != "" {
 		st.StartedAt, _ = time.Parse(time.RFC3339Nano, s)
 	}
-	task, err := ctr.Task(ctx, nil)
-	if errdefs.IsNotFound(err) {
+	// One task lookup: each is a call to the container's shim, and every
+	// pod worker lists its containers each PodResyncInterval.
+	resp, err := c.client.TaskService().Get(ctx, &tasks.GetRequest{ContainerID: ctr.ID()})
+	if err = errgrpc.ToNative(err); errdefs.IsNotFound(err) {
 		if !st.StartedAt.IsZero() {
 			st.State = StateUnknown
 		}
 		return st, nil
 	}
 	if err != nil {
-		return ContainerStatus{}, fmt.Errorf("failed to load task of container %q: %w", ctr.ID(), err)
-	}
-	ts, err := task.Status(ctx)
-	if errdefs.IsNotFound(err) {
-		st.State = StateUnknown
-		return st, nil
-	}
-	if err != nil {
 		return ContainerStatus{}, fmt.Errorf("failed to get status of container %q: %w", ctr.ID(), err)
 	}
-	switch ts.Status {
-	case client.Created:
+	switch p := resp.GetProcess(); p.GetStatus() {
+	case tasktypes.Status_CREATED:
 		st.State = StateCreated
-	case client.Running, client.Paused, client.Pausing:
+	case tasktypes.Status_RUNNING, tasktypes.Status_PAUSED, tasktypes.Status_PAUSING:
 		st.State = StateRunning
 		c.reattachLogs(ctx, ctr, st)
-	case client.Stopped:
+	case tasktypes.Status_STOPPED:
 		st.State = StateExited
-		st.ExitCode = int32(ts.ExitStatus)
-		st.FinishedAt = ts.ExitTime
+		st.ExitCode = int32(p.GetExitStatus())
+		if p.GetExitedAt() != nil {
+			st.FinishedAt = p.GetExitedAt().AsTime()
+		}
 		st.Reason = "Error"
-		if ts.ExitStatus == 0 {
+		if p.GetExitStatus() == 0 {
 			st.Reason = "Completed"
 		} else if c.oomKilled(ctx, ctr, l) {
 			st.Reason = "OOMKilled"

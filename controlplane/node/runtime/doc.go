@@ -2,7 +2,9 @@
 // Runtime interface the agent drives (images, pod sandboxes, containers) and
 // its implementations. Containerd runs real containers through a containerd
 // daemon (the host's or a ManagedContainerd child process), one network
-// namespace per pod, pulls images through containerd's resolver (loopback
+// namespace per pod (made and pinned under /var/run/netns in-process, as
+// `ip netns add` would) attached to the pod network by CNI (bridge with
+// host-local addresses, plus portmap only for pods with hostPorts), pulls images through containerd's resolver (loopback
 // and configured insecure registries over plain HTTP), runs exec for
 // kubectl exec, exec probes and hooks, dials a pod's localhost inside its
 // network namespace for port forwarding, and mounts tmpfs for memory-backed

@@ -33,10 +33,10 @@ type ManagedContainerd struct {
 }
 
 // CanRunContainerd reports whether this host can run a managed containerd:
-// the containerd, containerd-shim-runc-v2, runc and ip binaries on PATH and
+// the containerd, containerd-shim-runc-v2 and runc binaries on PATH and
 // root privileges. If not, why says what is missing.
 func CanRunContainerd() (ok bool, why string) {
-	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ip"} {
+	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "runc"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			return false, fmt.Sprintf("%s not found on PATH", bin)
 		}
