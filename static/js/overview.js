@@ -6,6 +6,10 @@
 // and added at most every PANEL_MS, only the newest FEED_LENGTH of them: a
 // burst of requests costs a few insertions a second, not one per request
 // (laying out the side panel again is the page's costliest work).
+//
+// The page's regions are contained (CSS contain: content): a change inside
+// one node box, the feed, the step list or the map lays out and repaints
+// that region, not a page of a thousand chips.
 import { el, clock, flash, stageChips, safeHref, pacer } from "./dom.js";
 import { clusterMap } from "./map.js";
 
@@ -56,8 +60,13 @@ function feedItem(m, source) {
   return item;
 }
 
+const CONTAINED = ".overview .node, .overview .pods.unscheduled, .overview .map-wrap, .overview .feed, .overview .narration { contain: content; }";
+
 class Overview {
   constructor() {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(CONTAINED);
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
     this.nodesEl = document.getElementById("nodes");
     this.unscheduled = document.getElementById("unscheduled");
     this.feed = document.getElementById("feed");
