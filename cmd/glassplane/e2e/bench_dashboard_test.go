@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -22,22 +27,53 @@ import (
 	"github.com/glassplane/glassplane/web/webtest"
 )
 
+// streamTap is installed before the page's own scripts run: it listens on
+// the page's websocket ahead of the page's handlers and notes, for each new
+// bench pod's watch message, the hub's timestamp (when the dashboard's hub
+// made the message from the storage event) and when the page received it,
+// so each sample splits into write → hub, hub → page and page → rendered. It
+// reads the raw frames (no second JSON.parse) and counts the messages.
+const streamTap = `(() => {
+  window.__recv = new Map(); window.__msgs = 0;
+  const WS = window.WebSocket;
+  window.WebSocket = class extends WS {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (ev) => {
+        const recv = performance.timeOrigin + performance.now();
+        window.__msgs += (ev.data.match(/\{"type":"(?:watch|event|audit|etcd|hello|resync)"/g) || []).length;
+        for (const m of ev.data.matchAll(/\{"type":"watch","eventType":"ADDED","key":"\/registry\/pods\/default\/(bench-[0-9]+-[0-9]+)"[^{]*?"timestamp":"([^"]+)"/g)) {
+          window.__recv.set(m[1], {hub: Date.parse(m[2]), recv});
+        }
+      });
+    }
+  };
+})()`
+
 // renderProbe records, in the page, how long after its write each new
 // bench pod's chip is on screen: the pod's name carries the write time (ms
 // since the epoch, taken right before the create request, so the sample
 // includes the API's own time to admit and store it), a MutationObserver sees
 // the chip inserted, and the sample is taken in the next animation frame,
-// after layout. It also records the worst main-thread lag (a 50 ms timer's
-// lateness) as a measure of the page staying responsive.
+// after layout. With streamTap's notes it also keeps the sample's three
+// parts. It records the worst main-thread lag (a 50 ms timer's lateness) as
+// a measure of the page staying responsive.
 const renderProbe = `(() => {
-  window.__lat = []; window.__maxLag = 0;
+  window.__lat = []; window.__split = []; window.__maxLag = 0; window.__msgs0 = window.__msgs;
   new MutationObserver((records) => {
     for (const r of records) for (const n of r.addedNodes) {
       if (n.nodeType !== 1) continue;
       const chips = n.matches?.('[data-testid^="pod-default-bench-"]') ? [n] : [...n.querySelectorAll?.('[data-testid^="pod-default-bench-"]') || []];
       for (const c of chips) {
-        const t = Number((c.dataset.name || "").split("-").pop());
-        if (t > 0) requestAnimationFrame(() => window.__lat.push(performance.timeOrigin + performance.now() - t));
+        const name = c.dataset.name || "";
+        const t = Number(name.split("-").pop());
+        if (!(t > 0)) continue;
+        requestAnimationFrame(() => {
+          const now = performance.timeOrigin + performance.now();
+          window.__lat.push(now - t);
+          const r = window.__recv.get(name);
+          if (r) window.__split.push([r.hub - t, r.recv - r.hub, now - r.recv]);
+        });
       }
     }
   }).observe(document.body, {childList: true, subtree: true});
@@ -50,11 +86,16 @@ const renderProbe = `(() => {
 // the browser's render of it on the overview: with pods (default 1,000) on
 // simulated nodes (default 100) and changes per second (default 200: half
 // creates, half deletes, so the pod count stays), for a duration (default
-// 20s). It reports the in-page p50/p99 of write → rendered chip, the page's
-// worst main-thread lag, the home page's server time, and the CPU and
-// memory of the glassplane process (API server, etcd, controllers and
-// dashboard together: they share one process). Sizes:
-// GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS.
+// 20s). It reports the in-page p50/p99 of write → rendered chip and of its
+// three parts (write-hub: the API's create and the storage watch up to the
+// dashboard's hub; hub-page: the hub's queue, the websocket and the page's
+// task queue; page-render: handling and drawing), the messages the page
+// received per second, the page's worst main-thread lag, the home page's
+// server time, and the CPU and memory of the glassplane process (API
+// server, etcd, controllers and dashboard together: they share one
+// process). Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
+// GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
+// profile (a .cpuprofile chromium's DevTools open) for the measured time.
 func BenchmarkDashboardRenderLatency(b *testing.B) {
 	pods := benchEnvInt("GLASSPLANE_BENCH_DASH_PODS", 1000)
 	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
@@ -120,10 +161,22 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	wg.Wait()
 
 	tab := webtest.Browser(b)
+	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: streamTap}); err != nil {
+		b.Fatalf("failed to install the stream tap: %v", err)
+	}
 	webtest.Navigate(b, tab, c.WebURL+"/")
 	webtest.WaitFor(b, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
 	webtest.Eval[bool](b, tab, renderProbe)
 
+	profile := os.Getenv("GLASSPLANE_BENCH_DASH_CPUPROFILE")
+	if profile != "" {
+		if _, err := chromedp.Call(tab, profiler.Enable, cdp.Empty{}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := chromedp.Call(tab, profiler.Start, cdp.Empty{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	cpu0 := processCPU(b, c.cmd.Process.Pid)
 	b.ResetTimer()
 	start := time.Now()
@@ -181,13 +234,39 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	cpu := processCPU(b, c.cmd.Process.Pid) - cpu0
 	// Let the last changes arrive, then read the page's samples.
 	time.Sleep(2 * time.Second)
+	if profile != "" {
+		res, err := chromedp.Call(tab, profiler.Stop, cdp.Empty{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := json.Marshal(res.Profile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(profile, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	lat := webtest.Eval[[]float64](b, tab, `window.__lat`)
+	split := webtest.Eval[[][3]float64](b, tab, `window.__split`)
+	msgs := webtest.Eval[float64](b, tab, `window.__msgs - window.__msgs0`)
 	maxLag := webtest.Eval[float64](b, tab, `window.__maxLag`)
 	if len(lat) == 0 {
 		b.Fatal("the page rendered no new pod")
 	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	pct := func(xs []float64, p float64) float64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		slices.Sort(xs)
+		return xs[min(len(xs)-1, int(p*float64(len(xs))))]
+	}
+	var parts [3][]float64
+	for _, s := range split {
+		for i := range parts {
+			parts[i] = append(parts[i], s[i])
+		}
+	}
 
 	// The home page's server time, over a few requests.
 	var home []float64
@@ -215,15 +294,20 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	b.ReportMetric(createPct(0.50), "api-create-p50-ms")
 	b.ReportMetric(createPct(0.99), "api-create-p99-ms")
 	b.ReportMetric(float64(changes.Load())/elapsed.Seconds(), "changes/s")
-	b.ReportMetric(pct(0.50), "render-p50-ms")
-	b.ReportMetric(pct(0.99), "render-p99-ms")
+	b.ReportMetric(pct(lat, 0.50), "render-p50-ms")
+	b.ReportMetric(pct(lat, 0.99), "render-p99-ms")
+	for i, name := range []string{"write-hub", "hub-page", "page-render"} {
+		b.ReportMetric(pct(parts[i], 0.50), name+"-p50-ms")
+		b.ReportMetric(pct(parts[i], 0.99), name+"-p99-ms")
+	}
+	b.ReportMetric(msgs/elapsed.Seconds(), "page-msgs/s")
 	b.ReportMetric(float64(len(lat))/float64(created), "rendered/created")
 	b.ReportMetric(maxLag, "max-main-thread-lag-ms")
 	b.ReportMetric(home[len(home)/2], "home-p50-ms")
 	b.ReportMetric(cpu.Seconds()/elapsed.Seconds(), "process-cpu-cores")
 	b.ReportMetric(processRSS(b, c.cmd.Process.Pid), "process-rss-MB")
 	b.Logf("%d pods on %d nodes, %.0f of %d changes/s for %s: %d creates rendered of %d; write→render p50 %.1f ms, p99 %.1f ms; worst main-thread lag %.0f ms; home page p50 %.1f ms",
-		pods, nodes, float64(changes.Load())/elapsed.Seconds(), rate, elapsed.Round(time.Second), len(lat), created, pct(0.5), pct(0.99), maxLag, home[len(home)/2])
+		pods, nodes, float64(changes.Load())/elapsed.Seconds(), rate, elapsed.Round(time.Second), len(lat), created, pct(lat, 0.5), pct(lat, 0.99), maxLag, home[len(home)/2])
 }
 
 // processCPU is the user+system CPU time of pid so far.
