@@ -83,7 +83,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:" + csrfField,
 		ContextKey:     csrfField,
-		CookieName:     "glassplane_csrf",
+		CookieName:     csrfCookie,
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteStrictMode,

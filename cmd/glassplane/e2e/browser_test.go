@@ -377,7 +377,7 @@ func TestBrowserDemosPage(t *testing.T) {
 	tab := webtest.Browser(t)
 	out := webtest.OutputDir(t)
 	webtest.Navigate(t, tab, c.WebURL+"/demos?lang=ko")
-	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "rbac-denied"} {
+	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied"} {
 		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))
 	}
 	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="demo-unschedulable"]').textContent`); !strings.Contains(got, "어느 노드에도 들어가지 않는 Pod") {

@@ -353,7 +353,7 @@ func TestDemoCommand(t *testing.T) {
 	}
 
 	list := demo(t, "list")
-	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "rbac-denied"} {
+	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied"} {
 		if !strings.Contains(list, name) {
 			t.Errorf("demo list has no %s:\n%s", name, list)
 		}
