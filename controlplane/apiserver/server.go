@@ -97,6 +97,9 @@ type Server struct {
 	rbacCache *rbac.Cache
 	rbac      *rbac.Authorizer
 	nodeAuthz *node.Authorizer
+	// podsRes is the pods resource, whose watchers the store indexes by
+	// spec.nodeName.
+	podsRes *resource
 	// lookups are what admission reads on most writes, kept in memory.
 	lookups lookupCaches
 	// restrictions are admission plugins run after the chain (NodeRestriction).
@@ -153,6 +156,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.openapi = &lazyOpenAPI{resources: described}
 	s.lookups = s.newLookupCaches()
+	s.podsRes = s.byPath[corev1.SchemeGroupVersion.WithResource("pods")]
+	s.store.SetIndexer(storage.Prefix(s.podsRes.StorageResource, ""), podNodeName(s.podsRes))
 	return s, nil
 }
 

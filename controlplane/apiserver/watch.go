@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,6 +133,24 @@ func decodeShared(res *resource, ev storage.Event, prev bool) (runtime.Object, e
 	return v.val.(runtime.Object), nil
 }
 
+// podNodeName indexes pod events by spec.nodeName for the storage fan-out.
+func podNodeName(res *resource) storage.IndexFunc {
+	nodeName := func(ev storage.Event, prev bool) string {
+		obj, err := decodeShared(res, ev, prev)
+		if err != nil {
+			return ""
+		}
+		return obj.(*corev1.Pod).Spec.NodeName
+	}
+	return func(ev storage.Event) (cur, prev string) {
+		cur = nodeName(ev, false)
+		if ev.Type == storage.EventPut && !ev.Created && ev.PrevValue != nil {
+			prev = nodeName(ev, true)
+		}
+		return cur, prev
+	}
+}
+
 // bookmark sends a BOOKMARK carrying only rev (and annotations).
 func (ws *watchStream) bookmark(rev int64, annotations map[string]string) error {
 	obj := ws.q.res.New()
@@ -217,7 +236,13 @@ func (q *request) watch() error {
 		startRev = q.s.store.Revision()
 	}
 	q.enter(stageEtcd)
-	events, err := q.s.store.Watch(ctx, prefix, startRev)
+	var events <-chan storage.Event
+	if node, ok := sel.fields.RequiresExactMatch("spec.nodeName"); ok && q.res == q.s.podsRes {
+		// A node agent's watch: woken only for its own pods.
+		events, err = q.s.store.WatchIndexed(ctx, prefix, startRev, storage.Prefix(q.res.StorageResource, ""), node)
+	} else {
+		events, err = q.s.store.Watch(ctx, prefix, startRev)
+	}
 	accept := q.r.Header.Get("Accept")
 	ws := &watchStream{q: q, as: wantsAs(accept), lastRev: startRev}
 	ws.proto = wantsProtobuf(accept)

@@ -150,8 +150,27 @@ type Store struct {
 	// historyFrom is the revision after which history is complete.
 	historyFrom int64
 	watchers    map[*watcher]struct{}
+	// indexers are the index functions of key prefixes (SetIndexer).
+	indexers map[string]IndexFunc
 	// revChanged is closed and replaced whenever rev grows.
 	revChanged chan struct{}
+}
+
+// IndexFunc returns an event's index values: that of the value after the
+// change and that of the value before it ("" for none).
+type IndexFunc func(ev Event) (cur, prev string)
+
+// SetIndexer sets the index function of the events under prefix, which
+// WatchIndexed narrows watches by, as kube-apiserver's watch cache indexes
+// pod watchers by spec.nodeName so that a node's watch is not woken for
+// every other node's pods.
+func (s *Store) SetIndexer(prefix string, f IndexFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.indexers == nil {
+		s.indexers = map[string]IndexFunc{}
+	}
+	s.indexers[prefix] = f
 }
 
 // New returns a store over client. Run must be running for Watch to deliver.

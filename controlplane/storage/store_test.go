@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -317,5 +318,63 @@ func TestWatchersShareOneMemoPerEvent(t *testing.T) {
 	var nilMemo *storage.Memo
 	if v := nilMemo.Do("k", func() any { return "direct" }); v != "direct" {
 		t.Errorf("nil memo Do = %v", v)
+	}
+}
+
+// TestWatchIndexedGetsOnlyItsValue checks that an indexed watcher is handed
+// the events whose index value, before or after the change, is its own (a
+// pod bound to its node, changed there, moved away, deleted there), and
+// that plain watchers of the same prefix still get everything.
+func TestWatchIndexedGetsOnlyItsValue(t *testing.T) {
+	s := newStore(t, storage.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	index := storage.Prefix("things", "")
+	// A value "node:payload" is indexed by its node.
+	node := func(v []byte) string {
+		n, _, _ := strings.Cut(string(v), ":")
+		return n
+	}
+	s.SetIndexer(index, func(ev storage.Event) (string, string) {
+		prev := ""
+		if ev.Type == storage.EventPut && !ev.Created {
+			prev = node(ev.PrevValue)
+		}
+		return node(ev.Value), prev
+	})
+	a, err := s.WatchIndexed(ctx, storage.Prefix("things", "ns"), 0, index, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Watch(ctx, storage.Prefix("things", "ns"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := storage.Key("things", "ns", "x")
+	kv, _ := s.Create(ctx, k, []byte(":pending"))
+	kv, _ = s.Update(ctx, k, []byte("a:bound"), kv.ModRevision)
+	kv, _ = s.Update(ctx, k, []byte("a:running"), kv.ModRevision)
+	kv, _ = s.Update(ctx, k, []byte("b:moved"), kv.ModRevision)
+	kv, _ = s.Update(ctx, k, []byte("b:running"), kv.ModRevision)
+	s.Delete(ctx, k, 0)
+	k2 := storage.Key("things", "ns", "y")
+	kv, _ = s.Create(ctx, k2, []byte("a:created-bound"))
+	s.Delete(ctx, k2, 0)
+
+	var got []string
+	for range 5 {
+		got = append(got, string(next(t, a).Value))
+	}
+	want := []string{"a:bound", "a:running", "b:moved", "a:created-bound", "a:created-bound"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("indexed watcher got %q, want %q", got, want)
+	}
+	for range 8 {
+		next(t, all)
+	}
+	select {
+	case ev := <-a:
+		t.Errorf("indexed watcher got an extra event %q", ev.Value)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -15,7 +15,12 @@ import (
 // watcher is one subscriber of the store's feed.
 type watcher struct {
 	prefix string
-	ch     chan Event
+	// index, when set, is the prefix of the indexer (SetIndexer) whose
+	// value must be value before or after an event for the watcher to get
+	// it; prefix is under it.
+	index string
+	value string
+	ch    chan Event
 	// closed is set under Store.mu once ch is closed.
 	closed bool
 }
@@ -120,9 +125,24 @@ func (s *Store) publish(events []Event, headerRev int64) {
 		// would stay alive as long as the ring holds them.
 		s.history = append(s.history, ev)
 		ev.Memo = &Memo{}
+		var indexed map[string][2]string // index values by indexer
 		for w := range s.watchers {
 			if !strings.HasPrefix(ev.Key, w.prefix) {
 				continue
+			}
+			if w.index != "" {
+				vals, ok := indexed[w.index]
+				if !ok {
+					cur, prev := s.indexers[w.index](ev)
+					vals = [2]string{cur, prev}
+					if indexed == nil {
+						indexed = map[string][2]string{}
+					}
+					indexed[w.index] = vals
+				}
+				if vals[0] != w.value && vals[1] != w.value {
+					continue
+				}
 			}
 			select {
 			case w.ch <- ev:
@@ -205,6 +225,19 @@ func (s *Store) resetHistory(rev int64) {
 // from the last revision it received. A fromRevision older than etcd keeps
 // returns ErrCompacted; one newer than the store has seen, ErrFutureRevision.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error) {
+	return s.watch(ctx, prefix, fromRevision, "", "")
+}
+
+// WatchIndexed is Watch for a watcher that only needs the events under
+// index (a prefix given to SetIndexer) whose index value is value before or
+// after the change. The events it is spared are those a selector on the
+// same value would drop; events replayed from history are not narrowed.
+// Without an indexer for index it is Watch.
+func (s *Store) WatchIndexed(ctx context.Context, prefix string, fromRevision int64, index, value string) (<-chan Event, error) {
+	return s.watch(ctx, prefix, fromRevision, index, value)
+}
+
+func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, index, value string) (<-chan Event, error) {
 	select {
 	case <-s.ready:
 	case <-ctx.Done():
@@ -216,6 +249,9 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	s.mu.Lock()
 	if fromRevision == 0 || fromRevision >= s.historyFrom {
 		w := &watcher{prefix: prefix, ch: make(chan Event, s.cfg.WatcherBuffer)}
+		if _, ok := s.indexers[index]; ok && strings.HasPrefix(prefix, index) {
+			w.index, w.value = index, value
+		}
 		var backlog []Event
 		if fromRevision > 0 {
 			for _, ev := range s.history {
