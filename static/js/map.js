@@ -13,7 +13,8 @@
 //
 // Pace. At a classroom's pace every step is animated and a pod's dot changes
 // when its step arrives. When steps come faster than they can be shown, the
-// map catches up: the dots follow each watch event at once, a short queue
+// map catches up: the dots follow the watch events, placed four times a
+// second (each placement repaints the map, a large SVG), a short queue
 // hurries, and a long one switches the map to condensed for a while: the
 // steps are recorded and listed a few times a second, without animation, so
 // the animations never hold the state back nor keep the page repainting.
@@ -30,9 +31,11 @@ const HOLD_MS = 1500;
 const RUNNING_HOLD_MS = 4000;
 const MAX_STEPS = 400;
 const VISIBLE_STEPS = 30;
+// A condensed update lists at most LISTED_STEPS new steps (all are recorded).
+const LISTED_STEPS = 10;
 // A queue longer than CONDENSE_STEPS condenses the map for CONDENSED_MS
-// (renewed while queues stay that long); meanwhile steps are listed every
-// CONDENSED_EVERY_MS.
+// (renewed while queues stay that long); meanwhile steps are listed, and
+// while catching up the dots placed, every CONDENSED_EVERY_MS.
 const CONDENSE_STEPS = 20;
 const CONDENSED_MS = 2000;
 const CONDENSED_EVERY_MS = 250;
@@ -70,6 +73,8 @@ class ClusterMap {
     this.busy = false;
     this.condensedUntil = 0;
     this.condenseSoon = pacer(() => this.condense(), CONDENSED_EVERY_MS);
+    this.toPlace = new Map(); // ns/name -> the newest watch message to place
+    this.placeSoon = pacer(() => this.placePending(), CONDENSED_EVERY_MS);
     this.held = [];
     this.auditRevs = new Set();
     this.watchNodes = new Map(); // revision -> nodeName of a pod watch event
@@ -204,6 +209,12 @@ class ClusterMap {
     if (old) this.relayoutPods(old);
   }
 
+  placePending() {
+    const msgs = [...this.toPlace.values()];
+    this.toPlace.clear();
+    for (const m of msgs) this.placePod(m);
+  }
+
   relayoutPods(pods) {
     const slot = +(pods.parentNode?.dataset.slot || 0);
     [...pods.children].forEach((c, j) => {
@@ -291,8 +302,11 @@ class ClusterMap {
       }
     }
     // When steps come faster than they can be animated, the pods' dots
-    // follow the cluster at once and the animations catch up behind.
-    if (this.catchingUp()) this.placePod(m);
+    // follow the cluster and the animations catch up behind.
+    if (this.catchingUp()) {
+      this.toPlace.set(key, m);
+      this.placeSoon();
+    }
     const waitRev = this.auditRevs.has(m.revision) ? 0 : m.revision;
     if (!steps.length) {
       this.hold([{ kind: "silent", pod: m }], { waitRev, deadline: Date.now() + HOLD_MS });
@@ -409,7 +423,7 @@ class ClusterMap {
     }
   }
 
-  // render records steps, lists them (the newest VISIBLE_STEPS) and
+  // render records steps, lists the newest LISTED_STEPS of them and
   // narrates the last.
   render(steps) {
     const recorded = window.glassplane.steps;
@@ -427,7 +441,7 @@ class ClusterMap {
     this.svg.dataset.steps = String(recorded.length);
     this.svg.dataset.lastStep = last.kind;
     if (this.stepList) {
-      const items = steps.slice(-VISIBLE_STEPS).map((step) => this.stepItem(step));
+      const items = steps.slice(-LISTED_STEPS).map((step) => this.stepItem(step));
       this.stepList.prepend(...items.reverse());
       while (this.stepList.children.length > VISIBLE_STEPS) this.stepList.lastElementChild.remove();
     }

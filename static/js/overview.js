@@ -3,9 +3,10 @@
 // A chip changes as soon as its watch event arrives (chips and node boxes
 // are found through maps, not by querying a page of a thousand chips); the
 // browser draws all of a frame's changes at once. Feed items are gathered
-// and added at most every PANEL_MS, only the newest FEED_LENGTH of them: a
-// burst of requests costs a few insertions a second, not one per request
-// (laying out the side panel again is the page's costliest work).
+// and added at most every PANEL_MS, only the newest FEED_BURST of them: a
+// busy cluster's feed shows a sample of its steps, a few insertions a
+// second, not one per request (laying out feed items is the page's
+// costliest work).
 //
 // The page's regions are contained (CSS contain: content): a change inside
 // one node box, the feed, the step list or the map lays out and repaints
@@ -15,6 +16,7 @@ import { clusterMap } from "./map.js";
 
 const FEED_LENGTH = 40;
 const PANEL_MS = 250;
+const FEED_BURST = 10;
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 
 function readyText(status) {
@@ -135,7 +137,7 @@ class Overview {
   // addFeed queues a step for the feed; the next flush adds the newest ones.
   addFeed(m, source) {
     this.pendingFeed.push([m, source]);
-    if (this.pendingFeed.length > FEED_LENGTH) this.pendingFeed.shift();
+    if (this.pendingFeed.length > FEED_BURST) this.pendingFeed.shift();
     this.flushFeedSoon();
   }
 
