@@ -4,7 +4,9 @@
 // expected ModRevision), lists with pagination, and runs one etcd watch whose
 // events fan out to every API watcher and dashboard stream, each live event
 // carrying one Memo that its watchers share, so that the API server decodes
-// and encodes it once however many watch. Values are opaque bytes here (JSON
+// and encodes it once however many watch. A prefix can have an index
+// (SetIndexer) that WatchIndexed narrows a watcher by, so that a node's pod
+// watch is not woken for other nodes' pods. Values are opaque bytes here (JSON
 // in practice); decoding belongs to the API server. Only this package talks
 // to etcd's key space.
 package storage
