@@ -29,6 +29,24 @@ type client struct {
 	// types are the message types the page asked for; nil is every type.
 	// Hello and resync messages go to every page.
 	types map[string]bool
+	// objects are the kinds whose objects the page's watch messages carry;
+	// nil is every kind.
+	objects map[string]bool
+}
+
+// wantsObject reports whether the page's watch messages carry objects of
+// kind.
+func (c *client) wantsObject(kind string) bool {
+	return c.objects == nil || c.objects[kind]
+}
+
+// forClient is m as c asked for it: without the object when c does not
+// want objects of its kind.
+func (c *client) forClient(m Message) Message {
+	if m.Object != nil && !c.wantsObject(m.Kind) {
+		m.Object = nil
+	}
+	return m
 }
 
 // wants reports whether the page asked for messages of type typ.
@@ -168,19 +186,30 @@ func (h *hub) broadcast(m Message) {
 }
 
 // sendLocked queues m for every client that asked for its type, dropping
-// those whose queue is full; m is encoded once for all of them. h.mu must be
-// held.
+// those whose queue is full; m is encoded at most twice for all of them
+// (with its object, and without for pages that do not want it). h.mu must
+// be held.
 func (h *hub) sendLocked(m Message) {
-	var b []byte
+	var full, lean []byte
 	for c := range h.clients {
 		if !c.wants(m.Type) {
 			continue
 		}
+		withObject := m.Object != nil && c.wantsObject(m.Kind)
+		b := full
+		if !withObject {
+			b = lean
+		}
 		if b == nil {
 			var err error
-			if b, err = json.Marshal(m); err != nil {
+			if b, err = json.Marshal(c.forClient(m)); err != nil {
 				h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
 				return
+			}
+			if withObject {
+				full = b
+			} else {
+				lean = b
 			}
 		}
 		select {
@@ -205,10 +234,11 @@ func (h *hub) wantedLocked(types ...string) bool {
 	return false
 }
 
-// join adds a client that gets the messages of the given types (nil: all)
-// and returns the revision and audit sequence its live messages start after.
-func (h *hub) join(types map[string]bool) (c *client, rev, seq int64) {
-	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{}), types: types}
+// join adds a client that gets the messages of the given types, with the
+// objects of the given kinds (nil: all), and returns the revision and audit
+// sequence its live messages start after.
+func (h *hub) join(types, objects map[string]bool) (c *client, rev, seq int64) {
+	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{}), types: types, objects: objects}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.clients[c] = struct{}{}

@@ -41,6 +41,8 @@ var streamTypes = map[string]bool{MessageWatch: true, MessageEvent: true, Messag
 // serveWS streams messages to one page. Every frame is a JSON array of one
 // or more messages, in order. With types=watch,audit,... the page gets only
 // those types (and hello and resync); without it, every type. With
+// objects=ConfigMap,... watch messages carry the object only for those kinds
+// (objects= for none); without it, for every kind. With
 // since=<revision> the changes after that revision are replayed first, with
 // audit=<seq> the audit events after that sequence number; a revision that
 // is too old is answered with a resync message. The Origin must be the
@@ -58,6 +60,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
+	objects := queryList(c, "objects")
 	req := c.Request()
 	select {
 	case <-d.hub.ready:
@@ -72,7 +75,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	defer conn.CloseNow()
 	ctx := conn.CloseRead(req.Context())
 
-	cl, rev, seq := d.hub.join(types)
+	cl, rev, seq := d.hub.join(types, objects)
 	defer d.hub.leave(cl)
 	if err := writeMessages(ctx, conn, Message{Type: MessageHello, Revision: rev, Seq: seq}); err != nil {
 		return nil
@@ -196,6 +199,9 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl 
 				return nil
 			}
 			msgs := slices.DeleteFunc(storageMessages(ev, time.Now()), func(m Message) bool { return !cl.wants(m.Type) })
+			for i := range msgs {
+				msgs[i] = cl.forClient(msgs[i])
+			}
 			if len(msgs) > 0 {
 				if err := writeMessages(ctx, conn, msgs...); err != nil {
 					return err
@@ -223,20 +229,28 @@ func writeMessages(ctx context.Context, conn *websocket.Conn, msgs ...Message) e
 // queryTypes reads the types parameter: nil when absent (every type),
 // else the set it names, which may be empty.
 func queryTypes(c *echo.Context) (map[string]bool, error) {
-	if !c.QueryParams().Has("types") {
-		return nil, nil
-	}
-	types := map[string]bool{}
-	for _, t := range strings.Split(c.QueryParam("types"), ",") {
-		if t == "" {
-			continue
-		}
+	types := queryList(c, "types")
+	for t := range types {
 		if !streamTypes[t] {
 			return nil, fmt.Errorf("query parameter types=%q names an unknown message type %q (known: audit, etcd, event, watch)", c.QueryParam("types"), t)
 		}
-		types[t] = true
 	}
 	return types, nil
+}
+
+// queryList reads a comma-separated parameter: nil when absent, else the
+// set it names, which may be empty.
+func queryList(c *echo.Context, name string) map[string]bool {
+	if !c.QueryParams().Has(name) {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, v := range strings.Split(c.QueryParam(name), ",") {
+		if v != "" {
+			set[v] = true
+		}
+	}
+	return set
 }
 
 // queryInt reads an integer query parameter; absent means -1.

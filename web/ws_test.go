@@ -170,6 +170,21 @@ func TestWebsocket(t *testing.T) {
 		}
 	})
 
+	t.Run("objects= sends the objects of those kinds only", func(t *testing.T) {
+		conn := e.dial(t, "?types=watch&objects=Node")
+		next(t, conn, isType(MessageHello))
+		e.put(t, "/registry/pods/default/lean", pod("default", "lean", "node1", corev1.PodPending))
+		m := next(t, conn, isType(MessageWatch))
+		if m.Name != "lean" || m.Phase != "Pending" || m.NodeName != "node1" || m.Object != nil {
+			t.Errorf("pod watch message = %+v, want its summary without the object", m)
+		}
+		e.put(t, "/registry/minions/node9", node("node9", corev1.ConditionTrue))
+		m = next(t, conn, isType(MessageWatch))
+		if m.Name != "node9" || !strings.Contains(string(m.Object), `"name":"node9"`) {
+			t.Errorf("node watch message = %+v, want it with its object", m)
+		}
+	})
+
 	for _, query := range []string{"?since=abc", "?types=watch,gossip"} {
 		t.Run("bad query "+query, func(t *testing.T) {
 			resp, err := http.Get(e.srv.URL + "/ws" + query)
@@ -254,7 +269,7 @@ func itoa(v int64) string {
 
 func TestHubDropsSlowClient(t *testing.T) {
 	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
-	slow, _, _ := h.join(nil)
+	slow, _, _ := h.join(nil, nil)
 	for i := range clientBuffer + 1 {
 		h.broadcast(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 	}

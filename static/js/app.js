@@ -17,7 +17,11 @@ if (document.body.dataset.page === "object") timelineKeys();
 const stream = new Stream();
 const page = pages[document.body.dataset.page];
 if (page) page(stream);
-if (document.body.dataset.page === "overview") tempo(stream);
+if (document.body.dataset.page === "overview") {
+  tempo(stream);
+  // Of the objects, the overview reads only the tempo ConfigMap's data.
+  stream.objects("ConfigMap");
+}
 if (document.body.dataset.page === "apply") applyPage();
 if (document.body.dataset.page === "demos") demosPage();
 if (document.body.dataset.page !== "login") stream.start();

@@ -1,5 +1,6 @@
 // The page's websocket. It asks only for the message types the page has
-// handlers for, starts from the revision and audit sequence the page was
+// handlers for (and, when the page says so, for the objects of some kinds
+// only: a pod's object is most of its message), starts from the revision and audit sequence the page was
 // rendered at, resumes from the last ones it saw after a drop, and reloads
 // the page when the server says changes were lost (resync). Each frame is a
 // JSON array of messages (a busy cluster's changes arrive a few dozen frames
@@ -13,6 +14,7 @@ export class Stream {
     this.revision = Number(body.revision || 0);
     this.seq = Number(body.auditSeq || 0);
     this.handlers = new Map();
+    this.objectKinds = null; // null: objects of every kind
     this.delay = 500;
     this.status = document.getElementById("conn");
   }
@@ -24,10 +26,19 @@ export class Stream {
     return this;
   }
 
+  // objects limits the objects that watch messages carry to those kinds;
+  // the other watch messages still describe their object (kind, name,
+  // phase, node, ...).
+  objects(...kinds) {
+    this.objectKinds = [...(this.objectKinds || []), ...kinds];
+    return this;
+  }
+
   start() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const types = [...this.handlers.keys()].join(",");
     const params = new URLSearchParams({ since: String(this.revision), audit: String(this.seq), types });
+    if (this.objectKinds) params.set("objects", this.objectKinds.join(","));
     const ws = new WebSocket(`${proto}//${location.host}/ws?${params}`);
     ws.addEventListener("open", () => {
       this.delay = 500;
