@@ -8,7 +8,7 @@
 // second, not one per request (laying out feed items is the page's
 // costliest work).
 //
-// The page's regions are contained (CSS contain: content): a change inside
+// The page's regions are contained (app.css, contain: content): a change inside
 // one node box, the feed, the step list or the map lays out and repaints
 // that region, not a page of a thousand chips.
 import { el, clock, flash, stageChips, safeHref, pacer } from "./dom.js";
@@ -62,13 +62,8 @@ function feedItem(m, source) {
   return item;
 }
 
-const CONTAINED = ".overview .node, .overview .pods.unscheduled, .overview .map-wrap, .overview .feed, .overview .narration { contain: content; }";
-
 class Overview {
   constructor() {
-    const sheet = new CSSStyleSheet();
-    sheet.replaceSync(CONTAINED);
-    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
     this.nodesEl = document.getElementById("nodes");
     this.unscheduled = document.getElementById("unscheduled");
     this.feed = document.getElementById("feed");
