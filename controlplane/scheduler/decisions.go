@@ -84,14 +84,14 @@ func (s *decisionStore) record(pod *v1.Pod, d explain.Decision) {
 	s.queue.Add(key)
 }
 
-// pendingFor returns the pod's attempts not yet written.
-func (s *decisionStore) pendingFor(key string) []explain.Decision {
+// pendingFor returns the pod's attempts not yet written, and its uid.
+func (s *decisionStore) pendingFor(key string) ([]explain.Decision, types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.pods[key]; r != nil {
-		return append([]explain.Decision(nil), r.pending...)
+		return append([]explain.Decision(nil), r.pending...), r.uid
 	}
-	return nil
+	return nil, ""
 }
 
 // forget drops what the store holds about a deleted pod; its record goes
@@ -277,5 +277,22 @@ func (s *Scheduler) Decisions(namespace, name string) []explain.Decision {
 	if err != nil {
 		s.log.Debug("failed to read decision record", "pod", namespace+"/"+name, "err", err)
 	}
-	return append(h.Attempts, s.decisions.pendingFor(namespace+"/"+name)...)
+	pending, uid := s.decisions.pendingFor(namespace + "/" + name)
+	switch {
+	case uid == "":
+		// Nothing of the pod's waits to be written.
+		return h.Attempts
+	case h.UID != string(uid):
+		// The record is missing, or an earlier pod's of the same name.
+		return pending
+	}
+	// A write may land between reading the record and the pending list:
+	// the attempts it wrote are then in both.
+	out := h.Attempts
+	for _, d := range pending {
+		if len(out) == 0 || d.Attempt > out[len(out)-1].Attempt {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -3,11 +3,15 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
@@ -120,5 +124,52 @@ func TestRecordLeavesForeignConfigMapAlone(t *testing.T) {
 	}
 	if cm.Data["k"] != "v" || len(cm.BinaryData) != 0 || len(cm.Labels) != 0 {
 		t.Errorf("the user's ConfigMap changed: %+v", cm)
+	}
+}
+
+// TestDecisionsCountsAnAttemptOnce: an attempt both in the record and still
+// pending (its write landed between the two reads) is listed once, and a
+// record left by an earlier pod of the same name is not the new pod's.
+func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
+	pod := testPod("mypod", "1")
+	client, _ := newFakeClient(t)
+	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not running: what is recorded stays pending.
+	s.decisions.record(pod, explain.Decision{Attempt: 1})
+	s.decisions.record(pod, explain.Decision{Attempt: 2})
+	write := func(uid types.UID, attempts ...int) {
+		h := explain.History{Pod: "default/mypod", UID: string(uid)}
+		for _, a := range attempts {
+			h.Attempts = append(h.Attempts, explain.Decision{Attempt: a})
+		}
+		cm, err := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("mypod"), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cms := client.CoreV1().ConfigMaps("default")
+		cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempts := func() (out []int) {
+		for _, d := range s.Decisions("default", "mypod") {
+			out = append(out, d.Attempt)
+		}
+		return out
+	}
+	if got := attempts(); fmt.Sprint(got) != "[1 2]" {
+		t.Errorf("nothing written yet: attempts %v, want [1 2]", got)
+	}
+	write(pod.UID, 1)
+	if got := attempts(); fmt.Sprint(got) != "[1 2]" {
+		t.Errorf("attempt 1 written, both still pending: attempts %v, want [1 2]", got)
+	}
+	write("uid-of-an-earlier-mypod", 1, 2, 3, 4)
+	if got := attempts(); fmt.Sprint(got) != "[1 2]" {
+		t.Errorf("record of an earlier pod: attempts %v, want the new pod's [1 2]", got)
 	}
 }
