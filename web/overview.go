@@ -1,9 +1,11 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -94,6 +96,14 @@ func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
 		}
 	}
 	recorded := recordedTimes(d.cfg.Audit)
+	// Only the newest Events can make the feed: decode those, not the
+	// thousands a busy cluster keeps for an hour. Twice the feed's length
+	// by revision leaves room for Events whose own times are out of order.
+	events = slices.Clone(events)
+	slices.SortFunc(events, func(a, b storage.KeyValue) int { return cmp.Compare(b.ModRevision, a.ModRevision) })
+	if len(events) > 2*feedLength {
+		events = events[:2*feedLength]
+	}
 	for _, kv := range events {
 		var e corev1.Event
 		if err := json.Unmarshal(kv.Value, &e); err != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -248,4 +249,24 @@ func TestPages(t *testing.T) {
 			t.Error("no not-found notice")
 		}
 	})
+}
+
+// TestOverviewFeedShowsTheNewestEvents: with more Events than the feed
+// holds, the overview lists the newest, newest first.
+func TestOverviewFeedShowsTheNewestEvents(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	p := pod("default", "busy", "", "")
+	for i := range 150 {
+		name := fmt.Sprintf("busy.%03d", i)
+		e.put(t, "/registry/events/default/"+name, coreEvent(name, p, "Pulled", "kubelet", fmt.Sprintf("step %03d", i), t0.Add(time.Duration(i)*time.Second)))
+	}
+	doc, _ := e.get(t, "/")
+	items := byTestID(doc, "feed-item")
+	if len(items) != 40 {
+		t.Fatalf("feed items = %d, want 40", len(items))
+	}
+	if first, last := text(items[0]), text(items[len(items)-1]); !strings.Contains(first, "step 149") || !strings.Contains(last, "step 110") {
+		t.Errorf("feed runs from %q to %q, want step 149 down to step 110", first, last)
+	}
 }
