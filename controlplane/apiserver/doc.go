@@ -18,6 +18,9 @@
 // protobuf when the client's Accept prefers it (watches then send
 // length-prefixed metav1.WatchEvent frames). A watch event's object is
 // decoded once, and each frame encoded once, for all its watchers through
-// the storage event's memo. The OpenAPI documents are built on their first
+// the storage event's memo; a watch flushes once it has caught up with the
+// events waiting for it. JSON merge patches take apart only the parts of
+// the object they reach, with jsonpatch.MergePatch's results. The OpenAPI
+// documents are built on their first
 // request, and Config.Profiling serves Go's profiles on /debug/pprof/.
 package apiserver
