@@ -21,6 +21,6 @@
 // the storage event's memo; a watch flushes once it has caught up with the
 // events waiting for it. JSON merge patches take apart only the parts of
 // the object they reach, with jsonpatch.MergePatch's results. The OpenAPI
-// documents are built on their first
-// request, and Config.Profiling serves Go's profiles on /debug/pprof/.
+// documents are built on their first request, and Config.Profiling serves
+// Go's profiles on /debug/pprof/.
 package apiserver
