@@ -385,16 +385,7 @@ func TestDemoCommand(t *testing.T) {
 		})
 	}
 	// Each demo removed what it made: no pods, no binding, no taint.
-	Eventually(t, 2*time.Minute, "the demos' objects to be gone", func() error {
-		pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) > 0 {
-			return fmt.Errorf("%d pods left", len(pods.Items))
-		}
-		return nil
-	})
+	expectNoPods(t, c, ns)
 	nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

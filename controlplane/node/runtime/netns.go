@@ -67,11 +67,24 @@ func ensureNetns(podUID string) (retErr error) {
 			retErr = errors.Join(retErr, removeNetns(podUID))
 		}
 	}()
+	name := NetnsName(podUID)
+	unshare := func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("failed to create network namespace %q: %w", name, err)
+		}
+		return nil
+	}
+	return onSwitchedThread(name, unshare, func() error { return pinAndUp(path) })
+}
+
+// onSwitchedThread runs fn on a locked OS thread that enter has moved into
+// another network namespace (named name in errors), then moves the thread
+// back. Namespace switches apply to one OS thread only: the thread is
+// unlocked once it is back, and if going back fails it is never unlocked,
+// so it ends with its goroutine instead of serving others.
+func onSwitchedThread(name string, enter, fn func() error) error {
 	errCh := make(chan error, 1)
 	go func() {
-		// unshare moves only this OS thread into the new namespace; it is
-		// switched back before other goroutines may run on it, or never
-		// unlocked (and so ends with this goroutine) if that fails.
 		goruntime.LockOSThread()
 		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
 		if err != nil {
@@ -80,18 +93,18 @@ func ensureNetns(podUID string) (retErr error) {
 			return
 		}
 		defer self.Close()
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		if err := enter(); err != nil {
 			goruntime.UnlockOSThread()
-			errCh <- fmt.Errorf("failed to create network namespace %q: %w", NetnsName(podUID), err)
+			errCh <- err
 			return
 		}
-		created := pinAndUp(path)
+		fnErr := fn()
 		if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-			errCh <- errors.Join(created, fmt.Errorf("failed to leave network namespace %q: %w", NetnsName(podUID), err))
+			errCh <- errors.Join(fnErr, fmt.Errorf("failed to leave network namespace %q: %w", name, err))
 			return
 		}
 		goruntime.UnlockOSThread()
-		errCh <- created
+		errCh <- fnErr
 	}()
 	return <-errCh
 }

@@ -2,11 +2,9 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	goruntime "runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -42,29 +40,11 @@ func inNetns(path string, fn func() error) error {
 		return fmt.Errorf("failed to open network namespace %q: %w", path, err)
 	}
 	defer target.Close()
-	errCh := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-		if err != nil {
-			goruntime.UnlockOSThread()
-			errCh <- fmt.Errorf("failed to open the thread's network namespace: %w", err)
-			return
-		}
-		defer self.Close()
+	enter := func() error {
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			goruntime.UnlockOSThread()
-			errCh <- fmt.Errorf("failed to enter network namespace %q: %w", path, err)
-			return
+			return fmt.Errorf("failed to enter network namespace %q: %w", path, err)
 		}
-		fnErr := fn()
-		if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-			// The thread stays locked and dies with this goroutine.
-			errCh <- errors.Join(fnErr, fmt.Errorf("failed to leave network namespace %q: %w", path, err))
-			return
-		}
-		goruntime.UnlockOSThread()
-		errCh <- fnErr
-	}()
-	return <-errCh
+		return nil
+	}
+	return onSwitchedThread(path, enter, fn)
 }
