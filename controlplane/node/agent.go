@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -116,9 +117,20 @@ type Agent struct {
 	listener   net.Listener
 	serverPort int32
 
+	// exitEvents is set while the runtime reports container exits as
+	// they happen (exitWatcher): pod workers then need not poll for them.
+	exitEvents atomic.Bool
+
 	mu      sync.Mutex // guards workers and wg adds
 	workers map[types.UID]*podWorker
 	wg      sync.WaitGroup
+}
+
+// exitWatcher is a runtime that reports container exits as they happen.
+// WatchExits calls exited with the pod UID of each container that exits
+// and blocks until ctx ends (nil) or it can no longer watch (the error).
+type exitWatcher interface {
+	WatchExits(ctx context.Context, exited func(podUID string)) error
 }
 
 // New checks cfg, fills in defaults and returns an agent that will talk to
@@ -244,6 +256,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		loops.Add(1)
 		go func() { defer loops.Done(); a.serve(ctx) }()
 	}
+	if ew, ok := a.cfg.Runtime.(exitWatcher); ok {
+		loops.Add(1)
+		go func() { defer loops.Done(); a.watchExits(ctx, ew) }()
+	}
 	loops.Add(2)
 	go func() { defer loops.Done(); a.leaseLoop(ctx, node) }()
 	go func() { defer loops.Done(); a.nodeStatusLoop(ctx) }()
@@ -286,6 +302,56 @@ func (a *Agent) cleanupOrphans(ctx context.Context) {
 		if err := a.cfg.Runtime.RemovePod(ctx, uid); err != nil {
 			a.log.Warn("failed to remove containers of deleted pod", "uid", uid, "err", err)
 		}
+	}
+}
+
+// exitWatchRetry is how long the agent waits before watching container
+// exits again after the runtime's event stream failed.
+const exitWatchRetry = 2 * time.Second
+
+// watchExits wakes a pod's worker when one of its containers exits, so
+// that workers need not list their containers every PodResyncInterval
+// (each list is a call to containerd and one to each container's shim).
+// While the runtime cannot report exits, workers poll as before; every
+// worker syncs in full when watching starts or stops, for the exits
+// nobody saw.
+func (a *Agent) watchExits(ctx context.Context, ew exitWatcher) {
+	for {
+		a.exitEvents.Store(true)
+		a.wakeAll()
+		err := ew.WatchExits(ctx, a.wakePod)
+		a.exitEvents.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		a.wakeAll()
+		a.log.Warn("failed to watch container exits; pod workers poll their containers until it works again", "err", err)
+		t := time.NewTimer(exitWatchRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// wakePod wakes the worker of the pod with this UID, if it has one.
+func (a *Agent) wakePod(uid string) {
+	a.mu.Lock()
+	w := a.workers[types.UID(uid)]
+	a.mu.Unlock()
+	if w != nil {
+		w.wake()
+	}
+}
+
+// wakeAll wakes every pod worker.
+func (a *Agent) wakeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.workers {
+		w.wake()
 	}
 }
 

@@ -25,6 +25,10 @@
 // it, and every 10 seconds; between those, a tick every PodResyncInterval
 // only lists the pod's containers and syncs when their states changed (a
 // container that exited by itself), as the kubelet's PLEG relist does.
+// When the runtime reports exits as they happen (containerd's task exit
+// events), an exit wakes the pod's worker and the tick lists nothing, like
+// the kubelet's evented PLEG; if the event stream fails, workers poll
+// again until it is back.
 //
 // The Node's status carries capacity and allocatable (capacity minus
 // SystemReserved), the pressure conditions from the host's readings

@@ -151,7 +151,9 @@ const podFullResyncInterval = 10 * time.Second
 // waiting container to come back to, and its containers are in the states
 // they were in. Like the kubelet's PLEG relist, this notices containers
 // that exited or started by themselves; changes to the pod, probe results
-// and events wake the worker for a full sync instead.
+// and events wake the worker for a full sync instead. While the runtime
+// reports exits (Agent.watchExits), exits wake the worker too and the
+// check does not list the containers.
 func (a *Agent) quiet(ctx context.Context, w *podWorker) bool {
 	pod, err := a.podLister.Pods(w.namespace).Get(w.name)
 	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil || w.lastStatus == nil || len(w.waiting) > 0 {
@@ -161,6 +163,12 @@ func (a *Agent) quiet(ctx context.Context, w *podWorker) bool {
 		if !b.until.Before(w.syncedAt) {
 			return false
 		}
+	}
+	if a.exitEvents.Load() {
+		// An exit wakes the worker: there is nothing to look at. The
+		// next check that polls starts afresh.
+		w.seen = ""
+		return true
 	}
 	list, err := a.cfg.Runtime.ListContainers(ctx, string(w.uid))
 	if err != nil {

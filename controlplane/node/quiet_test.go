@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,5 +57,101 @@ func TestSteadyPodIsNotResyncedEveryTick(t *testing.T) {
 		}
 		cs := pod.Status.ContainerStatuses[0]
 		return cs.RestartCount >= 1, cs.String()
+	})
+}
+
+// exitReportingRuntime is a simulated runtime that reports exits the way
+// Containerd.WatchExits does, when the test says so, and counts container
+// lists. Once failWatch is closed, watching fails.
+type exitReportingRuntime struct {
+	*runtime.Simulated
+	lists     atomic.Int64
+	exited    atomic.Pointer[func(string)]
+	failWatch chan struct{}
+}
+
+func (e *exitReportingRuntime) ListContainers(ctx context.Context, podUID string) ([]runtime.ContainerStatus, error) {
+	e.lists.Add(1)
+	return e.Simulated.ListContainers(ctx, podUID)
+}
+
+func (e *exitReportingRuntime) WatchExits(ctx context.Context, exited func(string)) error {
+	select {
+	case <-e.failWatch:
+		return errors.New("event stream closed")
+	default:
+	}
+	e.exited.Store(&exited)
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-e.failWatch:
+		return errors.New("event stream closed")
+	}
+}
+
+// While the runtime reports exits, a steady pod's worker does not list
+// its containers every tick, and a reported exit restarts the container;
+// once the runtime can no longer report them, workers poll again.
+func TestExitEventsReplacePolling(t *testing.T) {
+	rt := &exitReportingRuntime{Simulated: runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: 10 * time.Millisecond}), failWatch: make(chan struct{})}
+	h := startAgent(t, rt, nil) // ticks every 20ms
+	h.createPod(t, newPod("evented", corev1.RestartPolicyAlways, "nginx"))
+	eventually(t, "pod Running", func() (bool, string) {
+		pod := h.getPod(t, "evented")
+		return pod.Status.Phase == corev1.PodRunning, string(pod.Status.Phase)
+	})
+	time.Sleep(200 * time.Millisecond) // the status write comes back through the informer
+	before := rt.lists.Load()
+	time.Sleep(time.Second) // about 50 ticks
+	if n := rt.lists.Load() - before; n > 3 {
+		t.Errorf("%d container lists of an unchanged running pod in a second of 20ms ticks while exits are reported; want at most 3", n)
+	}
+
+	uid := string(h.getPod(t, "evented").UID)
+	list, err := rt.ListContainers(context.Background(), uid)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("containers = %v, %v", list, err)
+	}
+	if err := rt.StopContainer(context.Background(), list[0].ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	(*rt.exited.Load())(uid)
+	restarted := func(n int32) func() (bool, string) {
+		return func() (bool, string) {
+			pod := h.getPod(t, "evented")
+			if len(pod.Status.ContainerStatuses) == 0 {
+				return false, "no container status"
+			}
+			cs := pod.Status.ContainerStatuses[0]
+			return cs.RestartCount >= n && cs.State.Running != nil, cs.String()
+		}
+	}
+	eventually(t, "the reported exit restarted the container", restarted(1))
+
+	close(rt.failWatch)
+	eventually(t, "workers polling again", func() (bool, string) {
+		before := rt.lists.Load()
+		time.Sleep(200 * time.Millisecond)
+		n := rt.lists.Load() - before
+		return n >= 5, fmt.Sprintf("%d lists in 200ms", n)
+	})
+	list, err = rt.ListContainers(context.Background(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.State == runtime.StateRunning {
+			if err := rt.StopContainer(context.Background(), c.ID, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A second restart waits out the crash-loop back-off; the status
+	// shows the exit at once.
+	eventually(t, "an unreported exit noticed by polling", func() (bool, string) {
+		pod := h.getPod(t, "evented")
+		cs := pod.Status.ContainerStatuses[0]
+		return cs.RestartCount >= 2 || cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff", cs.String()
 	})
 }

@@ -433,3 +433,81 @@ func TestContainerdReportsOOMKilled(t *testing.T) {
 		t.Errorf("status = %+v; want exit 137 OOMKilled", st)
 	}
 }
+
+// WatchExits reports the pod of a container whose process exits, and not
+// the processes run by exec.
+func TestContainerdWatchExitsReportsPod(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	exits := make(chan string, 100)
+	wctx, wcancel := context.WithCancel(ctx)
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- rt.WatchExits(wctx, func(uid string) { exits <- uid }) }()
+
+	run := func(pod PodSpec, attempt int, command ...string) string {
+		t.Helper()
+		if _, err := rt.StartPod(ctx, pod); err != nil {
+			t.Fatalf("StartPod: %v", err)
+		}
+		id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Attempt: attempt, Command: command})
+		if err != nil {
+			t.Fatalf("CreateContainer: %v", err)
+		}
+		if err := rt.StartContainer(ctx, id); err != nil {
+			t.Fatalf("StartContainer: %v", err)
+		}
+		return id
+	}
+	// Subscribing is asynchronous: containers of a first pod exit until
+	// one exit is reported, which shows that the watch is in place.
+	first := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000601", Namespace: "default", Name: "first", HostNetwork: true}
+	for attempt := 0; ; attempt++ {
+		if attempt == 20 {
+			t.Fatal("no exit of 20 containers reported")
+		}
+		run(first, attempt, "true")
+		select {
+		case uid := <-exits:
+			if uid != first.UID {
+				t.Fatalf("exit reported for pod %q, want %q", uid, first.UID)
+			}
+		case <-time.After(3 * time.Second):
+			continue
+		}
+		break
+	}
+	loop := []string{"sh", "-c", "trap 'exit 3' TERM; while true; do sleep 0.1; done"}
+	execed := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000602", Namespace: "default", Name: "execed", HostNetwork: true}
+	execedID := run(execed, 0, loop...)
+	exiting := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000603", Namespace: "default", Name: "exiting", HostNetwork: true}
+	exitingID := run(exiting, 0, loop...)
+	if code, err := rt.Exec(ctx, execedID, ExecOptions{Cmd: []string{"true"}}); err != nil || code != 0 {
+		t.Fatalf("Exec = %d, %v", code, err)
+	}
+	if err := rt.StopContainer(ctx, exitingID, time.Minute); err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	// Events come in order: the exec's exit would come first.
+	for {
+		select {
+		case uid := <-exits:
+			if uid == first.UID {
+				continue // a later attempt of the first pod
+			}
+			if uid != exiting.UID {
+				t.Fatalf("exit reported for pod %q, want %q (the exec'd process's exit is no container exit)", uid, exiting.UID)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("no exit reported within a minute")
+		}
+		break
+	}
+	wcancel()
+	if err := <-watchDone; err != nil {
+		t.Errorf("WatchExits after cancel = %v, want nil", err)
+	}
+}

@@ -6,7 +6,8 @@
 // `ip netns add` would) attached to the pod network by CNI (bridge with
 // host-local addresses, plus portmap only for pods with hostPorts), pulls images through containerd's resolver (loopback
 // and configured insecure registries over plain HTTP), runs exec for
-// kubectl exec, exec probes and hooks, dials a pod's localhost inside its
+// kubectl exec, exec probes and hooks, reports container exits from
+// containerd's event stream (WatchExits), dials a pod's localhost inside its
 // network namespace for port forwarding, and mounts tmpfs for memory-backed
 // emptyDirs (unmounted with the pod); the pod network masquerades the pod
 // CIDR with one iptables rule. Simulated keeps the same states in
