@@ -16,7 +16,7 @@ const DecisionAnnotation = "scheduler.glassplane.io/decision"
 const (
 	// MaxAnnotationNodes is how many nodes the compact form lists at most
 	// in Filter and in Scores.
-	MaxAnnotationNodes = 20
+	MaxAnnotationNodes = 5
 	// MaxAnnotationBytes bounds the compact JSON.
 	MaxAnnotationBytes = 32 * 1024
 )
