@@ -3,6 +3,9 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -81,5 +84,26 @@ func TestCompactHalvesUntilItFits(t *testing.T) {
 	// 5 entries of 8 KB are too many, 2 fit.
 	if len(got.Filter) != 2 || got.FilterOmitted != 98 || got.Filter[0].Node != "n000" {
 		t.Errorf("kept %d entries starting at %q, omitted %d; want 2 from n000, 98 omitted", len(got.Filter), got.Filter[0].Node, got.FilterOmitted)
+	}
+}
+
+// TestSmallestIsAStableSortsHead compares smallest with sorting the whole
+// list stably and keeping its head, on lists with many ties.
+func TestSmallestIsAStableSortsHead(t *testing.T) {
+	type item struct{ key, pos int }
+	less := func(a, b *item) bool { return a.key < b.key }
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		s := make([]item, rng.IntN(40))
+		for i := range s {
+			s[i] = item{rng.IntN(8), i}
+		}
+		n := rng.IntN(12)
+		want := slices.Clone(s)
+		sort.SliceStable(want, func(i, j int) bool { return less(&want[i], &want[j]) })
+		want = want[:min(n, len(want))]
+		if got := smallest(s, n, less); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("round %d: smallest(%v, %d) = %v, want %v", round, s, n, got, want)
+		}
 	}
 }
