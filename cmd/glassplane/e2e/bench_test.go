@@ -48,18 +48,30 @@ func BenchmarkCreatePods(b *testing.B) {
 
 // BenchmarkWatchLatency measures watch delivery (create returned → ADDED
 // seen by a client-go watcher) with one creating client and with ten, the
-// two loads kube-apiserver's figures are given for.
+// two loads kube-apiserver's figures are given for, on the whole cluster
+// with 20 simulated nodes and on the API server and etcd alone (see
+// BenchmarkCreatePods).
 func BenchmarkWatchLatency(b *testing.B) {
-	c := NewCluster(b, "--node-runtime", "none", "--simulated-nodes", "20")
-	for _, tc := range []struct {
-		name           string
-		total, workers int
-	}{{"clients=1", 300, 1}, {"clients=10", 1000, 10}} {
-		b.Run(tc.name, func(b *testing.B) {
-			r := createAndWatch(b, c, "watch-"+strings.TrimPrefix(tc.name, "clients="), tc.total, tc.workers)
-			b.ReportMetric(r.podsPerSecond, "pods/s")
-			b.ReportMetric(ms(percentile(r.delivery, 50)), "watch-p50-ms")
-			b.ReportMetric(ms(percentile(r.delivery, 99)), "watch-p99-ms")
+	for _, setup := range []struct {
+		name string
+		args []string
+	}{
+		{"simulated-nodes=20", []string{"--node-runtime", "none", "--simulated-nodes", "20"}},
+		{"api-only", []string{"--node-runtime", "none", "--scheduler=false"}},
+	} {
+		b.Run(setup.name, func(b *testing.B) {
+			c := NewCluster(b, setup.args...)
+			for _, tc := range []struct {
+				name           string
+				total, workers int
+			}{{"clients=1", 300, 1}, {"clients=10", 1000, 10}} {
+				b.Run(tc.name, func(b *testing.B) {
+					r := createAndWatch(b, c, "watch-"+strings.TrimPrefix(tc.name, "clients="), tc.total, tc.workers)
+					b.ReportMetric(r.podsPerSecond, "pods/s")
+					b.ReportMetric(ms(percentile(r.delivery, 50)), "watch-p50-ms")
+					b.ReportMetric(ms(percentile(r.delivery, 99)), "watch-p99-ms")
+				})
+			}
 		})
 	}
 }
