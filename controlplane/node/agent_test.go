@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -269,6 +270,41 @@ func TestNodeLeaseIsCreatedAndRenewed(t *testing.T) {
 		}
 		return l.Spec.RenewTime.After(first.Spec.RenewTime.Time), l.Spec.RenewTime.String()
 	})
+}
+
+// TestNodeLeaseRenewsWithoutReading checks that, like kubelet's lease
+// controller, the agent renews its Lease from the copy it last wrote rather
+// than reading it first, and still recreates a Lease someone deleted.
+func TestNodeLeaseRenewsWithoutReading(t *testing.T) {
+	h := startAgent(t, simRuntime(), nil)
+	leaseActions := func(verb string) int {
+		n := 0
+		for _, a := range h.client.Actions() {
+			if a.GetResource().Resource == "leases" && a.GetVerb() == verb {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "three lease renewals", func() (bool, string) {
+		n := leaseActions("update")
+		return n >= 3, fmt.Sprintf("%d updates", n)
+	})
+	// One read only: the first renewal found no Lease and created it.
+	if gets, creates := leaseActions("get"), leaseActions("create"); gets != 1 || creates != 1 {
+		t.Errorf("%d lease reads and %d creates for the renewals, want 1 and 1", gets, creates)
+	}
+
+	if err := h.client.CoordinationV1().Leases(LeaseNamespace).Delete(context.Background(), testNode, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deleted lease to be created again", func() (bool, string) {
+		n := leaseActions("create")
+		return n >= 2, fmt.Sprintf("%d creates", n)
+	})
+	if _, err := h.client.CoordinationV1().Leases(LeaseNamespace).Get(context.Background(), testNode, metav1.GetOptions{}); err != nil {
+		t.Errorf("lease after recreation: %v", err)
+	}
 }
 
 func TestBoundPodRuns(t *testing.T) {

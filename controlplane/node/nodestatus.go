@@ -234,8 +234,10 @@ func (a *Agent) nodeStatusLoop(ctx context.Context) {
 func (a *Agent) leaseLoop(ctx context.Context, node *corev1.Node) {
 	t := time.NewTicker(a.cfg.LeaseRenewInterval)
 	defer t.Stop()
+	var latest *coordinationv1.Lease
 	for {
-		if err := a.renewLease(ctx, node); err != nil && ctx.Err() == nil {
+		var err error
+		if latest, err = a.renewLease(ctx, node, latest); err != nil && ctx.Err() == nil {
 			a.log.Warn("failed to renew node lease", "err", err)
 		}
 		select {
@@ -247,14 +249,33 @@ func (a *Agent) leaseLoop(ctx context.Context, node *corev1.Node) {
 }
 
 // renewLease sets the Lease's renewTime to now, creating the Lease (owned
-// by the Node, as kubelet does) if it does not exist.
-func (a *Agent) renewLease(ctx context.Context, node *corev1.Node) error {
+// by the Node, as kubelet does) if it does not exist, and returns the Lease
+// as written. Like kubelet's lease controller it renews from latest, the
+// Lease as this agent last wrote it, without reading it first: only this
+// node writes its Lease, so the read would return the same. When that
+// update fails (someone else changed or deleted the Lease), it reads the
+// Lease and tries again.
+func (a *Agent) renewLease(ctx context.Context, node *corev1.Node, latest *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	leases := a.client.CoordinationV1().Leases(LeaseNamespace)
 	now := metav1.NewMicroTime(time.Now())
 	spec := coordinationv1.LeaseSpec{
 		HolderIdentity:       ptr.To(a.cfg.NodeName),
 		LeaseDurationSeconds: ptr.To(int32(a.cfg.LeaseDuration / time.Second)),
 		RenewTime:            &now,
+	}
+	renew := func(cur *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+		cur = cur.DeepCopy()
+		cur.Spec.HolderIdentity = spec.HolderIdentity
+		cur.Spec.LeaseDurationSeconds = spec.LeaseDurationSeconds
+		cur.Spec.RenewTime = spec.RenewTime
+		return leases.Update(ctx, cur, metav1.UpdateOptions{})
+	}
+	if latest != nil {
+		lease, err := renew(latest)
+		if err == nil {
+			return lease, nil
+		}
+		a.log.Debug("failed to renew the lease as last written, reading it", "err", err)
 	}
 	cur, err := leases.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -265,22 +286,20 @@ func (a *Agent) renewLease(ctx context.Context, node *corev1.Node) error {
 		if node != nil && node.UID != "" {
 			lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
 		}
-		if _, err := leases.Create(ctx, lease, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("failed to create lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to create lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
 		}
-		return nil
+		return created, nil
 	}
 	if err != nil {
-		return fmt.Errorf("failed to get lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+		return nil, fmt.Errorf("failed to get lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
 	}
-	cur = cur.DeepCopy()
-	cur.Spec.HolderIdentity = spec.HolderIdentity
-	cur.Spec.LeaseDurationSeconds = spec.LeaseDurationSeconds
-	cur.Spec.RenewTime = spec.RenewTime
-	if _, err := leases.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("failed to renew lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
+	lease, err := renew(cur)
+	if err != nil {
+		return nil, fmt.Errorf("failed to renew lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
 	}
-	return nil
+	return lease, nil
 }
 
 // capacity is the node's resources: simulated defaults or the host's,

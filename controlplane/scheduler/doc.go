@@ -28,7 +28,7 @@
 // dashboard reads it whether the scheduler runs inside `glassplane up` or
 // as `glassplane scheduler --kubeconfig`. Only a compact summary travels
 // with the pod and its events: the Binding's explain.DecisionAnnotation
-// (at most 20 nodes, 32 KiB, naming the record) is copied onto the pod,
+// (at most 5 nodes, 32 KiB, naming the record) is copied onto the pod,
 // and Scheduled and FailedScheduling events carry the explain.Summary
 // annotation (counts per rejecting plugin, the winner and its score).
 //

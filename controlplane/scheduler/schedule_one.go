@@ -149,35 +149,21 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	if !st.IsSuccess() {
 		return "", fmt.Errorf("running Score plugin %q: %w", st.Plugin(), st.AsError())
 	}
-	d.Scores = decisionScores(scores)
-	return framework.SelectHost(scores, s.rng)
+	host, err := framework.SelectHost(scores, s.rng)
+	sortScores(scores)
+	d.Scores = scores
+	return host, err
 }
 
-// decisionScores converts framework scores to their explanation, best
-// first, with one allocation for every plugin score of the cycle.
-func decisionScores(scores []framework.NodePluginScores) []explain.NodeScore {
-	out := make([]explain.NodeScore, len(scores))
-	n := 0
-	for _, ns := range scores {
-		n += len(ns.Scores)
-	}
-	backing := make([]explain.PluginScore, 0, n)
-	for i, ns := range scores {
-		start := len(backing)
-		for _, ps := range ns.Scores {
-			backing = append(backing, explain.PluginScore{
-				Plugin: ps.Name, Raw: ps.Raw, Normalized: ps.Normalized, Weight: ps.Weight, Weighted: ps.Score,
-			})
-		}
-		out[i] = explain.NodeScore{Node: ns.Name, Total: ns.TotalScore, Plugins: backing[start:len(backing):len(backing)]}
-	}
-	slices.SortFunc(out, func(a, b explain.NodeScore) int {
+// sortScores orders a cycle's scores best first, as the explanation lists
+// them.
+func sortScores(scores []explain.NodeScore) {
+	slices.SortFunc(scores, func(a, b explain.NodeScore) int {
 		if c := cmp.Compare(b.Total, a.Total); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Node, b.Node)
 	})
-	return out
 }
 
 // numFeasibleNodesToFind is kube-scheduler's cap on how many feasible nodes

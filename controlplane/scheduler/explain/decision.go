@@ -1,10 +1,6 @@
 package explain
 
 import (
-	"encoding/json"
-	"fmt"
-	"sort"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -16,7 +12,7 @@ const DecisionAnnotation = "scheduler.glassplane.io/decision"
 const (
 	// MaxAnnotationNodes is how many nodes the compact form lists at most
 	// in Filter and in Scores.
-	MaxAnnotationNodes = 20
+	MaxAnnotationNodes = 5
 	// MaxAnnotationBytes bounds the compact JSON.
 	MaxAnnotationBytes = 32 * 1024
 )
@@ -92,20 +88,21 @@ type PluginScore struct {
 // the JSON is at most MaxAnnotationBytes; the *Omitted fields count what
 // was cut.
 func Compact(d Decision) ([]byte, error) {
-	rank := map[string]int{}
-	scores := append([]NodeScore(nil), d.Scores...)
-	sort.SliceStable(scores, func(i, j int) bool {
-		if scores[i].Total != scores[j].Total {
-			return scores[i].Total > scores[j].Total
+	// Only the head of each list is kept, so only the head is sorted: a
+	// decision at 1,000 nodes lists hundreds.
+	scores := smallest(d.Scores, MaxAnnotationNodes, func(a, b *NodeScore) bool {
+		if a.Total != b.Total {
+			return a.Total > b.Total
 		}
-		return scores[i].Node < scores[j].Node
+		return a.Node < b.Node
 	})
+	// Passed nodes come in score order; only the best MaxAnnotationNodes
+	// can be among the first MaxAnnotationNodes entries.
+	rank := make(map[string]int, len(scores))
 	for i, s := range scores {
 		rank[s.Node] = i
 	}
-	filter := append([]NodeFilter(nil), d.Filter...)
-	sort.SliceStable(filter, func(i, j int) bool {
-		a, b := filter[i], filter[j]
+	filter := smallest(d.Filter, MaxAnnotationNodes, func(a, b *NodeFilter) bool {
 		if a.Passed != b.Passed {
 			return a.Passed
 		}
@@ -124,15 +121,12 @@ func Compact(d Decision) ([]byte, error) {
 
 	for limit := MaxAnnotationNodes; ; limit /= 2 {
 		c := d
-		c.Filter, c.FilterOmitted = capList(filter, limit), d.FilterOmitted+max(0, len(filter)-limit)
-		c.Scores, c.ScoresOmitted = capList(scores, limit), d.ScoresOmitted+max(0, len(scores)-limit)
+		c.Filter, c.FilterOmitted = capList(filter, limit), d.FilterOmitted+max(0, len(d.Filter)-min(limit, len(filter)))
+		c.Scores, c.ScoresOmitted = capList(scores, limit), d.ScoresOmitted+max(0, len(d.Scores)-min(limit, len(scores)))
 		if limit == 0 && len(c.Message) > MaxAnnotationBytes/2 {
 			c.Message = c.Message[:MaxAnnotationBytes/2] + " ..."
 		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			return nil, fmt.Errorf("failed to encode decision for %q: %w", d.Pod, err)
-		}
+		b := appendDecision(nil, &c)
 		if len(b) <= MaxAnnotationBytes || limit == 0 {
 			return b, nil
 		}
@@ -144,4 +138,29 @@ func capList[T any](s []T, n int) []T {
 		return s
 	}
 	return s[:n]
+}
+
+// smallest returns the n least elements of s by less, in order, equal ones
+// in their order in s (a stable sort's first n), without sorting the rest.
+func smallest[T any](s []T, n int, less func(a, b *T) bool) []T {
+	if n <= 0 || len(s) == 0 {
+		return nil
+	}
+	out := make([]T, 0, min(n, len(s)))
+	for i := range s {
+		x := &s[i]
+		if len(out) < n {
+			out = append(out, *x)
+		} else if !less(x, &out[n-1]) {
+			continue
+		}
+		// The last slot is x's (just appended, or the largest dropped).
+		j := len(out) - 1
+		for j > 0 && less(x, &out[j-1]) {
+			out[j] = out[j-1]
+			j--
+		}
+		out[j] = *x
+	}
+	return out
 }

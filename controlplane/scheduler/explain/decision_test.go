@@ -3,6 +3,9 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -30,8 +33,8 @@ func TestCompact(t *testing.T) {
 		wantFirstScore    string
 		wantFilterOmitted int
 	}{
-		{"small decision kept whole", bigDecision(6, 10), 6, 3, "n4", 0},
-		{"capped at the best 20", bigDecision(100, 10), 20, 20, "n98", 80},
+		{"small decision kept whole", bigDecision(4, 10), 4, 2, "n2", 0},
+		{"capped at the best 5", bigDecision(100, 10), 5, 5, "n98", 95},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +68,7 @@ func TestCompact(t *testing.T) {
 func TestCompactHalvesUntilItFits(t *testing.T) {
 	d := Decision{Attempt: 3, Pod: "default/p", Nodes: 100, Message: "0/100 nodes are available: 100 x."}
 	for i := 0; i < 100; i++ {
-		d.Filter = append(d.Filter, NodeFilter{Node: fmt.Sprintf("n%03d", i), Plugin: "P", Reason: strings.Repeat("x", 5000)})
+		d.Filter = append(d.Filter, NodeFilter{Node: fmt.Sprintf("n%03d", i), Plugin: "P", Reason: strings.Repeat("x", 8000)})
 	}
 	b, err := Compact(d)
 	if err != nil {
@@ -78,8 +81,29 @@ func TestCompactHalvesUntilItFits(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	// 20 entries of 5 KB are too many, 10 too, 5 fit.
-	if len(got.Filter) != 5 || got.FilterOmitted != 95 || got.Filter[0].Node != "n000" {
-		t.Errorf("kept %d entries starting at %q, omitted %d; want 5 from n000, 95 omitted", len(got.Filter), got.Filter[0].Node, got.FilterOmitted)
+	// 5 entries of 8 KB are too many, 2 fit.
+	if len(got.Filter) != 2 || got.FilterOmitted != 98 || got.Filter[0].Node != "n000" {
+		t.Errorf("kept %d entries starting at %q, omitted %d; want 2 from n000, 98 omitted", len(got.Filter), got.Filter[0].Node, got.FilterOmitted)
+	}
+}
+
+// TestSmallestIsAStableSortsHead compares smallest with sorting the whole
+// list stably and keeping its head, on lists with many ties.
+func TestSmallestIsAStableSortsHead(t *testing.T) {
+	type item struct{ key, pos int }
+	less := func(a, b *item) bool { return a.key < b.key }
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		s := make([]item, rng.IntN(40))
+		for i := range s {
+			s[i] = item{rng.IntN(8), i}
+		}
+		n := rng.IntN(12)
+		want := slices.Clone(s)
+		sort.SliceStable(want, func(i, j int) bool { return less(&want[i], &want[j]) })
+		want = want[:min(n, len(want))]
+		if got := smallest(s, n, less); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("round %d: smallest(%v, %d) = %v, want %v", round, s, n, got, want)
+		}
 	}
 }

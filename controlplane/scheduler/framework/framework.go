@@ -11,6 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
 
 // DefaultParallelism is how many nodes are filtered or scored at once.
@@ -191,24 +193,15 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 	return nil
 }
 
-// PluginScore is one plugin's contribution to one node's total.
-type PluginScore struct {
-	Name string
-	// Raw is what Score returned.
-	Raw int64
-	// Normalized is the score after NormalizeScore (equal to Raw without).
-	Normalized int64
-	Weight     int64
-	// Score is Normalized times Weight.
-	Score int64
-}
+// PluginScore is one plugin's contribution to one node's total: Raw is
+// what Score returned, Normalized the score after NormalizeScore (equal to
+// Raw without), Weighted is Normalized times Weight. It is the
+// explanation's type, so a cycle's scores are recorded without a copy.
+type PluginScore = explain.PluginScore
 
-// NodePluginScores is every plugin's score for one node and their sum.
-type NodePluginScores struct {
-	Name       string
-	Scores     []PluginScore
-	TotalScore int64
-}
+// NodePluginScores is every plugin's score for one node (Plugins) and their
+// sum (Total), the explanation's type too.
+type NodePluginScores = explain.NodeScore
 
 // RunScorePlugins scores every node with every Score plugin on the parallel
 // pool, normalizes, checks the range, applies the weights and sums.
@@ -265,13 +258,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 
 	out := make([]NodePluginScores, len(nodes))
 	for i, ni := range nodes {
-		nps := NodePluginScores{Name: ni.nodeName(), Scores: make([]PluginScore, len(f.score))}
+		nps := NodePluginScores{Node: ni.nodeName(), Plugins: make([]PluginScore, len(f.score))}
 		for p, pl := range f.score {
 			w := f.weights[pl.Name()]
-			ps := PluginScore{Name: pl.Name(), Raw: raw[p][i].Score, Normalized: normalized[p][i].Score, Weight: w}
-			ps.Score = ps.Normalized * w
-			nps.Scores[p] = ps
-			nps.TotalScore += ps.Score
+			ps := PluginScore{Plugin: pl.Name(), Raw: raw[p][i].Score, Normalized: normalized[p][i].Score, Weight: w}
+			ps.Weighted = ps.Normalized * w
+			nps.Plugins[p] = ps
+			nps.Total += ps.Weighted
 		}
 		out[i] = nps
 	}
@@ -288,17 +281,17 @@ func SelectHost(scores []NodePluginScores, rng *rand.Rand) (string, error) {
 	if len(scores) == 0 {
 		return "", ErrNoScores
 	}
-	best := scores[0].Name
-	bestScore := scores[0].TotalScore
+	best := scores[0].Node
+	bestScore := scores[0].Total
 	ties := 1
 	for _, s := range scores[1:] {
 		switch {
-		case s.TotalScore > bestScore:
-			best, bestScore, ties = s.Name, s.TotalScore, 1
-		case s.TotalScore == bestScore:
+		case s.Total > bestScore:
+			best, bestScore, ties = s.Node, s.Total, 1
+		case s.Total == bestScore:
 			ties++
 			if rng.IntN(ties) == 0 {
-				best = s.Name
+				best = s.Node
 			}
 		}
 	}

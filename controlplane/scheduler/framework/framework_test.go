@@ -91,20 +91,20 @@ func TestRunScorePluginsWeightedSum(t *testing.T) {
 		wantB     PluginScore
 	}{
 		// n1: A 10*1 + B (2*50)*3 = 310; n2: A 80*1 + B (1*50)*3 = 230.
-		{"n1", 310, PluginScore{Name: "B", Raw: 2, Normalized: 100, Weight: 3, Score: 300}},
-		{"n2", 230, PluginScore{Name: "B", Raw: 1, Normalized: 50, Weight: 3, Score: 150}},
+		{"n1", 310, PluginScore{Plugin: "B", Raw: 2, Normalized: 100, Weight: 3, Weighted: 300}},
+		{"n2", 230, PluginScore{Plugin: "B", Raw: 1, Normalized: 50, Weight: 3, Weighted: 150}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.node, func(t *testing.T) {
 			got := scores[i]
-			if got.Name != tt.node || got.TotalScore != tt.wantTotal {
-				t.Errorf("got %s total %d, want %s total %d", got.Name, got.TotalScore, tt.node, tt.wantTotal)
+			if got.Node != tt.node || got.Total != tt.wantTotal {
+				t.Errorf("got %s total %d, want %s total %d", got.Node, got.Total, tt.node, tt.wantTotal)
 			}
-			if got.Scores[1] != tt.wantB {
-				t.Errorf("plugin B = %+v, want %+v", got.Scores[1], tt.wantB)
+			if got.Plugins[1] != tt.wantB {
+				t.Errorf("plugin B = %+v, want %+v", got.Plugins[1], tt.wantB)
 			}
-			if got.Scores[0].Weight != 1 {
-				t.Errorf("default weight = %d, want 1", got.Scores[0].Weight)
+			if got.Plugins[0].Weight != 1 {
+				t.Errorf("default weight = %d, want 1", got.Plugins[0].Weight)
 			}
 		})
 	}
@@ -122,7 +122,7 @@ func TestSelectHost(t *testing.T) {
 	scores := func(totals ...int64) []NodePluginScores {
 		var out []NodePluginScores
 		for i, s := range totals {
-			out = append(out, NodePluginScores{Name: fmt.Sprintf("n%d", i), TotalScore: s})
+			out = append(out, NodePluginScores{Node: fmt.Sprintf("n%d", i), Total: s})
 		}
 		return out
 	}
