@@ -16,17 +16,39 @@ type AffinityTerm struct {
 	Selector          labels.Selector
 	TopologyKey       string
 	NamespaceSelector labels.Selector
+
+	// matchLabels holds the selector's pairs when it has nothing but
+	// matchLabels (the usual case), checked without going through Selector;
+	// nil otherwise.
+	matchLabels []labelPair
+	// anyNamespace records whether NamespaceSelector selects every
+	// namespace.
+	anyNamespace bool
 }
+
+type labelPair struct{ key, value string }
 
 // Matches reports whether pod lies in one of the term's namespaces and
 // carries labels its selector selects. Namespace labels are not known to
 // the scheduler, so a namespaceSelector matches when it selects an empty
 // label set: {} (every namespace) does, one with requirements does not.
+//
+// Inter-pod affinity matches every placed pod against the terms of every
+// pod it schedules, so the common selector (matchLabels alone) is checked
+// directly.
 func (t *AffinityTerm) Matches(pod *v1.Pod) bool {
-	if t.Namespaces.Has(pod.Namespace) || t.NamespaceSelector.Matches(labels.Set(nil)) {
+	if !t.anyNamespace && !t.Namespaces.Has(pod.Namespace) {
+		return false
+	}
+	if t.matchLabels == nil {
 		return t.Selector.Matches(labels.Set(pod.Labels))
 	}
-	return false
+	for _, p := range t.matchLabels {
+		if v, ok := pod.Labels[p.key]; !ok || v != p.value {
+			return false
+		}
+	}
+	return true
 }
 
 // WeightedAffinityTerm is a preferred term with its weight.
@@ -51,7 +73,15 @@ func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error
 	if err != nil {
 		return AffinityTerm{}, err
 	}
-	return AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector}, nil
+	t := AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector,
+		anyNamespace: nsSelector.Matches(labels.Set(nil))}
+	if ls := term.LabelSelector; ls != nil && len(ls.MatchLabels) > 0 && len(ls.MatchExpressions) == 0 {
+		t.matchLabels = make([]labelPair, 0, len(ls.MatchLabels))
+		for k, v := range ls.MatchLabels {
+			t.matchLabels = append(t.matchLabels, labelPair{k, v})
+		}
+	}
+	return t, nil
 }
 
 func newAffinityTerms(pod *v1.Pod, terms []v1.PodAffinityTerm) ([]AffinityTerm, error) {

@@ -1,0 +1,60 @@
+package framework
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// TestAffinityTermMatchesLikeItsSelector checks the direct matchLabels
+// check against the parsed label selector, and the namespace rules, on
+// random terms and pods.
+func TestAffinityTermMatchesLikeItsSelector(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	keys, values := []string{"app", "tier", "group"}, []string{"", "web", "db"}
+	randomLabels := func() map[string]string {
+		m := map[string]string{}
+		for _, k := range keys {
+			if rng.IntN(2) == 0 {
+				m[k] = values[rng.IntN(len(values))]
+			}
+		}
+		return m
+	}
+	owner := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a"}}
+	fast := 0
+	for round := range 2000 {
+		term := v1.PodAffinityTerm{TopologyKey: "zone", LabelSelector: &metav1.LabelSelector{MatchLabels: randomLabels()}}
+		switch rng.IntN(6) {
+		case 0:
+			term.LabelSelector = nil
+		case 1:
+			term.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}
+		case 2:
+			term.NamespaceSelector = &metav1.LabelSelector{}
+		case 3:
+			term.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
+		case 4:
+			term.Namespaces = []string{"b"}
+		}
+		at, err := newAffinityTerm(owner, &term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.matchLabels != nil {
+			fast++
+		}
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: []string{"a", "b"}[rng.IntN(2)], Labels: randomLabels()}}
+		inNamespace := at.Namespaces.Has(pod.Namespace) || at.NamespaceSelector.Matches(labels.Set(nil))
+		want := inNamespace && at.Selector.Matches(labels.Set(pod.Labels))
+		if got := at.Matches(pod); got != want {
+			t.Fatalf("round %d: term %+v on pod %s %v: Matches = %v, want %v", round, term, pod.Namespace, pod.Labels, got, want)
+		}
+	}
+	if fast < 500 {
+		t.Errorf("only %d of 2000 terms took the matchLabels path", fast)
+	}
+}
