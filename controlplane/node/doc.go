@@ -9,7 +9,9 @@
 // completion (a failure follows the restartPolicy; sidecars, init
 // containers with restartPolicy Always, only have to start and then keep
 // running), then its app containers, restarting them with kubelet's
-// CrashLoopBackOff. Images
+// CrashLoopBackOff. A new pod's first containers are created while the
+// runtime attaches the pod to the network (its CNI ADD), and started once
+// it is attached (unless an env var asks for the pod's IP). Images
 // follow imagePullPolicy (images under glassplane.local are node-only and
 // never pulled). Each running container with probes gets a probe goroutine
 // (prober.go): startup, then liveness and readiness, exec through the

@@ -31,6 +31,11 @@ type podWorker struct {
 	podIP string
 	// sandboxReady is set once the runtime prepared the pod.
 	sandboxReady bool
+	// sandboxCh, while the runtime attaches a new pod to the network as
+	// its first containers are created, receives StartPod's result
+	// (awaitSandbox); sandboxStart is when that began.
+	sandboxCh    chan sandboxResult
+	sandboxStart time.Time
 	// volumes maps the pod's volumes to their host paths once prepared.
 	volumes map[string]string
 	// mountError is the last volume failure reported, to report it once.
@@ -227,20 +232,11 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 // restartPolicy) and posts the pod's status.
 func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	spec := podSpecFor(pod)
-	start := time.Now()
-	ip, err := a.cfg.Runtime.StartPod(ctx, spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		a.recorder.Eventf(podRef(pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-		a.postStatus(ctx, w, pod, nil, false, false)
+	if !a.startSandbox(ctx, w, pod, spec) {
 		return
 	}
-	if !w.sandboxReady {
-		a.log.Debug("pod sandbox ready", "pod", w.namespace+"/"+w.name, "ip", ip, "took", time.Since(start))
-	}
-	w.podIP, w.sandboxReady = ip, true
+	// Whatever ends this sync, a network attach it began is waited for.
+	defer a.awaitSandbox(ctx, w, pod)
 	if err := a.prepareVolumes(ctx, w, pod); err != nil {
 		if ctx.Err() != nil {
 			return
@@ -296,6 +292,9 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	if ctx.Err() != nil {
 		return
 	}
+	if !a.awaitSandbox(ctx, w, pod) {
+		return
+	}
 	if acted {
 		if byName, err = a.containersByName(ctx, w.uid); err != nil {
 			a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
@@ -304,6 +303,93 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	}
 	a.syncProbes(ctx, w, pod, byName)
 	a.postStatus(ctx, w, pod, byName, true, false)
+}
+
+// podPreparer is a runtime that can make what a pod's containers need to
+// be created (its directory and network namespace) apart from attaching
+// the pod to the network, which StartPod then does.
+type podPreparer interface {
+	PreparePod(ctx context.Context, pod runtime.PodSpec) error
+}
+
+// sandboxResult is what StartPod returned.
+type sandboxResult struct {
+	ip  string
+	err error
+}
+
+// startSandbox makes sure the pod's sandbox is up, or on its way, and
+// reports whether the sync may go on. A new pod on a podPreparer runtime
+// gets its namespace at once and is attached to the network (the CNI ADD)
+// in the background while its first containers are created; awaitSandbox
+// collects the result before any of them starts. A pod whose environment
+// asks for its own IP is attached first.
+func (a *Agent) startSandbox(ctx context.Context, w *podWorker, pod *corev1.Pod, spec runtime.PodSpec) bool {
+	if w.sandboxCh != nil {
+		return true
+	}
+	start := time.Now()
+	if pp, ok := a.cfg.Runtime.(podPreparer); ok && !w.sandboxReady && !needsPodIP(pod) {
+		if err := pp.PreparePod(ctx, spec); err != nil {
+			return a.sandboxDone(ctx, w, pod, sandboxResult{err: err}, start)
+		}
+		ch := make(chan sandboxResult, 1)
+		w.sandboxCh, w.sandboxStart = ch, start
+		go func() {
+			ip, err := a.cfg.Runtime.StartPod(ctx, spec)
+			ch <- sandboxResult{ip, err}
+		}()
+		return true
+	}
+	ip, err := a.cfg.Runtime.StartPod(ctx, spec)
+	return a.sandboxDone(ctx, w, pod, sandboxResult{ip, err}, start)
+}
+
+// awaitSandbox waits for the network attach startSandbox began, if any,
+// and reports whether the pod's sandbox is ready.
+func (a *Agent) awaitSandbox(ctx context.Context, w *podWorker, pod *corev1.Pod) bool {
+	if w.sandboxCh == nil {
+		return w.sandboxReady
+	}
+	select {
+	case res := <-w.sandboxCh:
+		w.sandboxCh = nil
+		return a.sandboxDone(ctx, w, pod, res, w.sandboxStart)
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sandboxDone records StartPod's result: the pod's IP, or the
+// FailedCreatePodSandBox event and a status without a ready sandbox.
+func (a *Agent) sandboxDone(ctx context.Context, w *podWorker, pod *corev1.Pod, res sandboxResult, start time.Time) bool {
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		w.sandboxReady = false
+		a.recorder.Eventf(podRef(pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", res.err)
+		a.postStatus(ctx, w, pod, nil, false, false)
+		return false
+	}
+	if !w.sandboxReady {
+		a.log.Debug("pod sandbox ready", "pod", w.namespace+"/"+w.name, "ip", res.ip, "took", time.Since(start))
+	}
+	w.podIP, w.sandboxReady = res.ip, true
+	return true
+}
+
+// needsPodIP says whether a container's environment refers to the pod's
+// own IP, which its container spec then needs before it is created.
+func needsPodIP(pod *corev1.Pod) bool {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, "status.podIP") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // syncContainer moves one container (init or app) towards running, or
@@ -501,6 +587,9 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 // startCreated starts a created container.
 func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, id string) {
 	ref := containerRef(pod, c.Name)
+	if !a.awaitSandbox(ctx, w, pod) {
+		return
+	}
 	start := time.Now()
 	if err := a.cfg.Runtime.StartContainer(ctx, id); err != nil {
 		if ctx.Err() != nil {

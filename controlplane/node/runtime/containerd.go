@@ -263,17 +263,29 @@ func imageDigestRef(img client.Image) string {
 // pod is on the host network (or the node has no pod network), its own
 // network namespace with loopback up, attached to the pod network.
 func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) (string, error) {
-	dir := filepath.Join(c.cfg.StateDir, pod.UID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("failed to create pod directory %q: %w", dir, err)
+	if err := c.PreparePod(ctx, pod); err != nil {
+		return "", err
 	}
 	if c.hostNetwork(pod) {
 		return "", nil
 	}
-	if err := ensureNetns(pod.UID); err != nil {
-		return "", err
-	}
 	return c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
+}
+
+// PreparePod does what StartPod does short of attaching the pod to the
+// network (the CNI ADD): it creates the pod's directory and its network
+// namespace, all its containers need to be created. The agent creates a
+// pod's first containers while StartPod attaches it, and starts them once
+// StartPod returned.
+func (c *Containerd) PreparePod(_ context.Context, pod PodSpec) error {
+	dir := filepath.Join(c.cfg.StateDir, pod.UID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("failed to create pod directory %q: %w", dir, err)
+	}
+	if c.hostNetwork(pod) {
+		return nil
+	}
+	return ensureNetns(pod.UID)
 }
 
 // hostNetwork says whether the pod's containers use the host's network.

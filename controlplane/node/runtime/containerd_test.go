@@ -511,3 +511,43 @@ func TestContainerdWatchExitsReportsPod(t *testing.T) {
 		t.Errorf("WatchExits after cancel = %v, want nil", err)
 	}
 }
+
+// PreparePod makes the pod's network namespace without attaching it: a
+// container can be created in it, and StartPod then attaches the pod and
+// gives it an address before the container starts.
+func TestContainerdPreparePodThenAttach(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000701", Namespace: "default", Name: "prepared"}
+	if err := rt.PreparePod(ctx, pod); err != nil {
+		t.Fatalf("PreparePod: %v", err)
+	}
+	if !isNetns(NetnsPath(pod.UID)) {
+		t.Fatalf("no network namespace at %s after PreparePod", NetnsPath(pod.UID))
+	}
+	if res, err := rt.Network().cni.GetNetworkListCachedResult(rt.Network().list, rt.Network().runtimeConf(pod.UID, NetnsPath(pod.UID), &pod)); err != nil || res != nil {
+		t.Fatalf("cached CNI result after PreparePod = %v, %v; want none (not attached yet)", res, err)
+	}
+	id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "web", Image: DemoImage})
+	if err != nil {
+		t.Fatalf("CreateContainer before the attach: %v", err)
+	}
+	ip, err := rt.StartPod(ctx, pod)
+	if err != nil || !strings.HasPrefix(ip, "10.89.0.") {
+		t.Fatalf("StartPod = %q, %v; want an address in 10.89.0.0/24", ip, err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	var out bytes.Buffer
+	if code, err := rt.Exec(ctx, id, ExecOptions{Cmd: []string{"sh", "-c", "ip -4 addr show eth0 2>/dev/null || cat /proc/net/fib_trie"}, Stdout: &out}); err != nil || code != 0 {
+		t.Fatalf("Exec = %d, %v", code, err)
+	}
+	if !strings.Contains(out.String(), ip) {
+		t.Errorf("the container's network shows no %s:\n%s", ip, out.String())
+	}
+}

@@ -3,8 +3,10 @@
 // its implementations. Containerd runs real containers through a containerd
 // daemon (the host's or a ManagedContainerd child process), one network
 // namespace per pod (made and pinned under /var/run/netns in-process, as
-// `ip netns add` would) attached to the pod network by CNI (bridge with
-// host-local addresses, plus portmap only for pods with hostPorts), pulls images through containerd's resolver (loopback
+// `ip netns add` would; PreparePod makes it apart from the network attach so
+// that containers can be created meanwhile) attached to the pod network by
+// CNI (bridge with host-local addresses, plus portmap only for pods with
+// hostPorts), pulls images through containerd's resolver (loopback
 // and configured insecure registries over plain HTTP), runs exec for
 // kubectl exec, exec probes and hooks, reports container exits from
 // containerd's event stream (WatchExits), dials a pod's localhost inside its
