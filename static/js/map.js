@@ -215,12 +215,19 @@ class ClusterMap {
     for (const m of msgs) this.placePod(m);
   }
 
+  // relayoutPods places a node's dots in rows. Only dots whose place
+  // changed are touched: setting an SVG shape's geometry, even to the same
+  // value, makes the browser lay it out and repaint it again.
   relayoutPods(pods) {
     const slot = +(pods.parentNode?.dataset.slot || 0);
-    [...pods.children].forEach((c, j) => {
-      c.setAttribute("cx", nodeX(slot) + 20 + (j % PODS_PER_ROW) * 20);
-      c.setAttribute("cy", NODE_Y + 152 + Math.floor(j / PODS_PER_ROW) * 20);
-    });
+    let j = 0;
+    for (const c of pods.children) {
+      const cx = String(nodeX(slot) + 20 + (j % PODS_PER_ROW) * 20);
+      const cy = String(NODE_Y + 152 + Math.floor(j / PODS_PER_ROW) * 20);
+      if (c.getAttribute("cx") !== cx) c.setAttribute("cx", cx);
+      if (c.getAttribute("cy") !== cy) c.setAttribute("cy", cy);
+      j++;
+    }
   }
 
   // --- steps from messages ---

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -15,8 +17,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,7 +99,10 @@ const renderProbe = `(() => {
 // server, etcd, controllers and dashboard together: they share one
 // process). Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
 // GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
-// profile (a .cpuprofile chromium's DevTools open) for the measured time.
+// profile (a .cpuprofile chromium's DevTools open) for the measured time;
+// GLASSPLANE_BENCH_DASH_TRACE=file writes chromium's timeline trace (style,
+// layout, paint, scripts; DevTools' Performance panel opens it) and logs
+// where the page's main thread spent its time.
 func BenchmarkDashboardRenderLatency(b *testing.B) {
 	pods := benchEnvInt("GLASSPLANE_BENCH_DASH_PODS", 1000)
 	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
@@ -168,6 +175,10 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	webtest.WaitFor(b, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
 	webtest.Eval[bool](b, tab, renderProbe)
 
+	stopTrace := func() {}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_TRACE"); path != "" {
+		stopTrace = startPageTrace(b, tab, path)
+	}
 	profile := os.Getenv("GLASSPLANE_BENCH_DASH_CPUPROFILE")
 	if profile != "" {
 		if _, err := chromedp.Call(tab, profiler.Enable, cdp.Empty{}); err != nil {
@@ -234,6 +245,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	cpu := processCPU(b, c.cmd.Process.Pid) - cpu0
 	// Let the last changes arrive, then read the page's samples.
 	time.Sleep(2 * time.Second)
+	stopTrace()
 	if profile != "" {
 		res, err := chromedp.Call(tab, profiler.Stop, cdp.Empty{})
 		if err != nil {
@@ -338,4 +350,88 @@ func processRSS(tb testing.TB, pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// startPageTrace records chromium's timeline trace of the tab; the function
+// it returns ends the trace, writes it to path and logs the time the
+// renderer's main thread spent in each kind of work.
+func startPageTrace(b *testing.B, tab context.Context, path string) func() {
+	b.Helper()
+	var mu sync.Mutex
+	var events []jsonv2.Value
+	done := make(chan struct{})
+	if err := chromedp.Listen(tab, func(ev any) {
+		switch ev := ev.(type) {
+		case *tracing.EventDataCollected:
+			mu.Lock()
+			events = append(events, ev.Value...)
+			mu.Unlock()
+		case *tracing.EventTracingComplete:
+			close(done)
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := chromedp.Call(tab, tracing.Start, tracing.StartParams{
+		TransferMode: tracing.StartTransferModeReportEvents,
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"devtools.timeline", "disabled-by-default-devtools.timeline"}},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		if _, err := chromedp.Call(tab, tracing.End, cdp.Empty{}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			b.Fatal("the trace did not complete")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		raw, err := json.Marshal(map[string]any{"traceEvents": events})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		// Complete events on the renderer's main thread, by name. Nested
+		// events count in their own name and in their parent's (RunTask
+		// holds everything the thread did).
+		type traceEvent struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Pid  int     `json:"pid"`
+			Tid  int     `json:"tid"`
+			Dur  float64 `json:"dur"`
+			Args struct {
+				Name string `json:"name"`
+			} `json:"args"`
+		}
+		var parsed []traceEvent
+		main := map[[2]int]bool{}
+		for _, v := range events {
+			var e traceEvent
+			if json.Unmarshal(v, &e) != nil {
+				continue
+			}
+			if e.Ph == "M" && e.Name == "thread_name" && e.Args.Name == "CrRendererMain" {
+				main[[2]int{e.Pid, e.Tid}] = true
+			}
+			parsed = append(parsed, e)
+		}
+		total := map[string]float64{}
+		for _, e := range parsed {
+			if e.Ph == "X" && main[[2]int{e.Pid, e.Tid}] {
+				total[e.Name] += e.Dur / 1000
+			}
+		}
+		names := slices.SortedFunc(maps.Keys(total), func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+		var line strings.Builder
+		for _, n := range names[:min(len(names), 14)] {
+			fmt.Fprintf(&line, " %s %.0f ms;", n, total[n])
+		}
+		b.Logf("page main thread (trace in %s):%s", path, line.String())
+	}
 }
