@@ -312,10 +312,11 @@ type podPreparer interface {
 	PreparePod(ctx context.Context, pod runtime.PodSpec) error
 }
 
-// sandboxResult is what StartPod returned.
+// sandboxResult is what StartPod returned, and when.
 type sandboxResult struct {
-	ip  string
-	err error
+	ip   string
+	err  error
+	done time.Time
 }
 
 // startSandbox makes sure the pod's sandbox is up, or on its way, and
@@ -331,18 +332,18 @@ func (a *Agent) startSandbox(ctx context.Context, w *podWorker, pod *corev1.Pod,
 	start := time.Now()
 	if pp, ok := a.cfg.Runtime.(podPreparer); ok && !w.sandboxReady && !needsPodIP(pod) {
 		if err := pp.PreparePod(ctx, spec); err != nil {
-			return a.sandboxDone(ctx, w, pod, sandboxResult{err: err}, start)
+			return a.sandboxDone(ctx, w, pod, sandboxResult{err: err, done: time.Now()}, start)
 		}
 		ch := make(chan sandboxResult, 1)
 		w.sandboxCh, w.sandboxStart = ch, start
 		go func() {
 			ip, err := a.cfg.Runtime.StartPod(ctx, spec)
-			ch <- sandboxResult{ip, err}
+			ch <- sandboxResult{ip, err, time.Now()}
 		}()
 		return true
 	}
 	ip, err := a.cfg.Runtime.StartPod(ctx, spec)
-	return a.sandboxDone(ctx, w, pod, sandboxResult{ip, err}, start)
+	return a.sandboxDone(ctx, w, pod, sandboxResult{ip, err, time.Now()}, start)
 }
 
 // awaitSandbox waits for the network attach startSandbox began, if any,
@@ -373,7 +374,7 @@ func (a *Agent) sandboxDone(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		return false
 	}
 	if !w.sandboxReady {
-		a.log.Debug("pod sandbox ready", "pod", w.namespace+"/"+w.name, "ip", res.ip, "took", time.Since(start))
+		a.log.Debug("pod sandbox ready", "pod", w.namespace+"/"+w.name, "ip", res.ip, "took", res.done.Sub(start))
 	}
 	w.podIP, w.sandboxReady = res.ip, true
 	return true
