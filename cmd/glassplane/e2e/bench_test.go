@@ -18,6 +18,16 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// apiSetups are the clusters the API benchmarks run on: the whole cluster
+// with 20 simulated nodes, and the API server and etcd alone.
+var apiSetups = []struct {
+	name string
+	args []string
+}{
+	{"simulated-nodes=20", []string{"--node-runtime", "none", "--simulated-nodes", "20"}},
+	{"api-only", []string{"--node-runtime", "none", "--scheduler=false"}},
+}
+
 // BenchmarkCreatePods creates 2,000 pods through client-go with 16
 // concurrent clients and measures create throughput, create latency and
 // watch delivery latency (create returned → the ADDED event seen by a
@@ -27,13 +37,7 @@ import (
 // and on the API server and etcd alone (no scheduler, no nodes), the set-up
 // of kube-apiserver's figure it is compared with.
 func BenchmarkCreatePods(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{
-		{"simulated-nodes=20", []string{"--node-runtime", "none", "--simulated-nodes", "20"}},
-		{"api-only", []string{"--node-runtime", "none", "--scheduler=false"}},
-	} {
+	for _, tc := range apiSetups {
 		b.Run(tc.name, func(b *testing.B) {
 			c := NewCluster(b, tc.args...)
 			r := createAndWatch(b, c, "bench", 2000, 16)
@@ -52,13 +56,7 @@ func BenchmarkCreatePods(b *testing.B) {
 // with 20 simulated nodes and on the API server and etcd alone (see
 // BenchmarkCreatePods).
 func BenchmarkWatchLatency(b *testing.B) {
-	for _, setup := range []struct {
-		name string
-		args []string
-	}{
-		{"simulated-nodes=20", []string{"--node-runtime", "none", "--simulated-nodes", "20"}},
-		{"api-only", []string{"--node-runtime", "none", "--scheduler=false"}},
-	} {
+	for _, setup := range apiSetups {
 		b.Run(setup.name, func(b *testing.B) {
 			c := NewCluster(b, setup.args...)
 			for _, tc := range []struct {

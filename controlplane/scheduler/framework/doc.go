@@ -8,4 +8,6 @@
 // It mirrors the shape of kube-scheduler's framework so the default profile can
 // grow plugin by plugin. It touches no API server and no cache: callers hand it
 // NodeInfos (from the scheduler's snapshot) and read back statuses and scores.
+// The scores are the explain package's types (PluginScore, NodeScore), so a
+// cycle's scores go into its explanation without a copy.
 package framework
