@@ -32,11 +32,13 @@ const (
 	DefaultLeaseDuration      = 40 * time.Second
 	DefaultLeaseRenewInterval = 10 * time.Second
 	DefaultNodeStatusInterval = time.Minute
-	DefaultPodResyncInterval  = time.Second
-	DefaultKubeletVersion     = "v1.33.0+glassplane"
-	DefaultTerminationGrace   = 30 * time.Second
-	LeaseNamespace            = "kube-node-lease"
-	LabelRuntime              = "node.glassplane.io/runtime"
+	// DefaultNodeStatusReportInterval is kubelet's nodeStatusReportFrequency.
+	DefaultNodeStatusReportInterval = 5 * time.Minute
+	DefaultPodResyncInterval        = time.Second
+	DefaultKubeletVersion           = "v1.33.0+glassplane"
+	DefaultTerminationGrace         = 30 * time.Second
+	LeaseNamespace                  = "kube-node-lease"
+	LabelRuntime                    = "node.glassplane.io/runtime"
 	// AnnotationPodNetwork says how the node's pods are networked: "cni"
 	// or why they share the host's network.
 	AnnotationPodNetwork        = "node.glassplane.io/pod-network"
@@ -77,9 +79,13 @@ type Config struct {
 	LeaseDuration time.Duration
 	// LeaseRenewInterval is how often the Lease is renewed (DefaultLeaseRenewInterval).
 	LeaseRenewInterval time.Duration
-	// NodeStatusInterval is how often the node status is posted
-	// (DefaultNodeStatusInterval); the Lease is the frequent heartbeat.
+	// NodeStatusInterval is how often the node status is computed and,
+	// when it changed, posted (DefaultNodeStatusInterval); the Lease is
+	// the frequent heartbeat.
 	NodeStatusInterval time.Duration
+	// NodeStatusReportInterval is how long an unchanged status goes
+	// without being posted (DefaultNodeStatusReportInterval).
+	NodeStatusReportInterval time.Duration
 	// PodResyncInterval is how often each pod worker checks its containers
 	// (DefaultPodResyncInterval).
 	PodResyncInterval time.Duration
@@ -109,6 +115,9 @@ type Agent struct {
 	// statusKick asks the node status loop to post the status now (after
 	// an image pull changed the node's image list).
 	statusKick chan struct{}
+	// lastReport is when the node status loop last posted the status
+	// (only that loop uses it).
+	lastReport time.Time
 
 	podLister corelisters.PodLister
 
@@ -156,6 +165,9 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	}
 	if cfg.NodeStatusInterval <= 0 {
 		cfg.NodeStatusInterval = DefaultNodeStatusInterval
+	}
+	if cfg.NodeStatusReportInterval <= 0 {
+		cfg.NodeStatusReportInterval = DefaultNodeStatusReportInterval
 	}
 	if cfg.PodResyncInterval <= 0 {
 		cfg.PodResyncInterval = DefaultPodResyncInterval

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +306,56 @@ func TestNodeLeaseRenewsWithoutReading(t *testing.T) {
 	if _, err := h.client.CoordinationV1().Leases(LeaseNamespace).Get(context.Background(), testNode, metav1.GetOptions{}); err != nil {
 		t.Errorf("lease after recreation: %v", err)
 	}
+}
+
+// TestNodeStatusPostedWhenChanged checks that, like kubelet, the agent
+// posts an unchanged node status only every NodeStatusReportInterval, and
+// posts at once when the status changed (here its image list).
+func TestNodeStatusPostedWhenChanged(t *testing.T) {
+	h := startAgent(t, simRuntime(), nil)
+	statusUpdates := func() int {
+		n := 0
+		for _, a := range h.client.Actions() {
+			if a.GetResource().Resource == "nodes" && a.GetVerb() == "update" && a.GetSubresource() == "status" {
+				n++
+			}
+		}
+		return n
+	}
+	statusReads := func() int {
+		n := 0
+		for _, a := range h.client.Actions() {
+			if a.GetResource().Resource == "nodes" && a.GetVerb() == "get" {
+				n++
+			}
+		}
+		return n
+	}
+	// The first round posts (nothing was posted by the loop yet); the
+	// next rounds, 100 ms apart, find nothing changed.
+	eventually(t, "the first status post", func() (bool, string) { return statusUpdates() >= 1, "" })
+	reads := statusReads()
+	eventually(t, "five more status rounds", func() (bool, string) {
+		n := statusReads()
+		return n >= reads+5, fmt.Sprintf("%d reads", n)
+	})
+	if n := statusUpdates(); n != 1 {
+		t.Fatalf("%d status posts for an unchanged status, want 1", n)
+	}
+
+	h.createPod(t, newPod("web", corev1.RestartPolicyAlways, "nginx:1.27"))
+	eventually(t, "the new image in the node status", func() (bool, string) {
+		node, err := h.client.CoreV1().Nodes().Get(context.Background(), testNode, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, img := range node.Status.Images {
+			if slices.Contains(img.Names, "nginx:1.27") || slices.ContainsFunc(img.Names, func(n string) bool { return strings.HasSuffix(n, "nginx:1.27") }) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d status posts, images %v", statusUpdates(), node.Status.Images)
+	})
 }
 
 func TestBoundPodRuns(t *testing.T) {

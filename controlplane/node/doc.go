@@ -1,5 +1,7 @@
 // Package node is Glassplane's node agent, its kubelet: an API client (never
-// etcd) that registers its Node, renews its Lease in kube-node-lease, watches
+// etcd) that registers its Node, renews its Lease in kube-node-lease (from
+// the copy it last wrote, without reading it), posts the node status when
+// it changed or every five minutes (kubelet's nodeStatusReportFrequency), watches
 // only the pods bound to it, runs them through a runtime.Runtime (containerd
 // or simulated) and reports back what happened the way kubelet does: pod
 // status, container statuses and core/v1 Events (Pulling, Pulled, Created,

@@ -16,6 +16,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,8 +187,12 @@ func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1
 	}, nil
 }
 
-// updateNodeStatus posts the node's current status.
+// updateNodeStatus posts the node's current status when it changed, or
+// when NodeStatusReportInterval passed since it was last posted, as
+// kubelet does: the Lease is the heartbeat, and a thousand nodes posting an
+// unchanged status every minute would cost the API server a write each.
 func (a *Agent) updateNodeStatus(ctx context.Context) error {
+	posted := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -197,18 +202,38 @@ func (a *Agent) updateNodeStatus(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if !a.lastReport.IsZero() && time.Since(a.lastReport) < a.cfg.NodeStatusReportInterval && sameNodeStatus(status, &cur.Status) {
+			return nil
+		}
 		cur = cur.DeepCopy()
 		cur.Status = *status
 		_, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		posted = err == nil
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("failed to update status of node %q: %w", a.cfg.NodeName, err)
 	}
+	if posted {
+		a.lastReport = time.Now()
+	}
 	return nil
 }
 
-// nodeStatusLoop posts the node status every NodeStatusInterval and when
+// sameNodeStatus reports whether two node statuses differ only in their
+// conditions' heartbeat times.
+func sameNodeStatus(a, b *corev1.NodeStatus) bool {
+	strip := func(s *corev1.NodeStatus) *corev1.NodeStatus {
+		s = s.DeepCopy()
+		for i := range s.Conditions {
+			s.Conditions[i].LastHeartbeatTime = metav1.Time{}
+		}
+		return s
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
+}
+
+// nodeStatusLoop updates the node status every NodeStatusInterval and when
 // kicked; a node deleted from the API is registered again.
 func (a *Agent) nodeStatusLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.NodeStatusInterval)
