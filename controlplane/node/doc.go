@@ -1,11 +1,11 @@
 // Package node is Glassplane's node agent, its kubelet: an API client (never
 // etcd) that registers its Node, renews its Lease in kube-node-lease (from
 // the copy it last wrote, without reading it), posts the node status when
-// it changed or every five minutes (kubelet's nodeStatusReportFrequency), watches
-// only the pods bound to it, runs them through a runtime.Runtime (containerd
-// or simulated) and reports back what happened the way kubelet does: pod
-// status, container statuses and core/v1 Events (Pulling, Pulled, Created,
-// Started, Killing, BackOff, Unhealthy, Failed).
+// it changed or every five minutes (kubelet's nodeStatusReportFrequency),
+// watches only the pods bound to it, runs them through a runtime.Runtime
+// (containerd or simulated) and reports back what happened the way kubelet
+// does: pod status, container statuses and core/v1 Events (Pulling, Pulled,
+// Created, Started, Killing, BackOff, Unhealthy, Failed).
 //
 // A pod worker per pod runs its init containers one at a time to
 // completion (a failure follows the restartPolicy; sidecars, init
