@@ -30,12 +30,7 @@ func (c *countingRuntime) StartPod(ctx context.Context, pod runtime.PodSpec) (st
 func TestSteadyPodIsNotResyncedEveryTick(t *testing.T) {
 	rt := &countingRuntime{Simulated: runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: 10 * time.Millisecond})}
 	h := startAgent(t, rt, nil) // ticks every 20ms
-	h.createPod(t, newPod("steady", corev1.RestartPolicyAlways, "nginx"))
-	eventually(t, "pod Running", func() (bool, string) {
-		pod := h.getPod(t, "steady")
-		return pod.Status.Phase == corev1.PodRunning, string(pod.Status.Phase)
-	})
-	time.Sleep(200 * time.Millisecond) // the status write comes back through the informer
+	startSteadyPod(t, h, "steady")
 	before := rt.starts.Load()
 	time.Sleep(time.Second) // about 50 ticks
 	if n := rt.starts.Load() - before; n > 3 {
@@ -96,12 +91,7 @@ func (e *exitReportingRuntime) WatchExits(ctx context.Context, exited func(strin
 func TestExitEventsReplacePolling(t *testing.T) {
 	rt := &exitReportingRuntime{Simulated: runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: 10 * time.Millisecond}), failWatch: make(chan struct{})}
 	h := startAgent(t, rt, nil) // ticks every 20ms
-	h.createPod(t, newPod("evented", corev1.RestartPolicyAlways, "nginx"))
-	eventually(t, "pod Running", func() (bool, string) {
-		pod := h.getPod(t, "evented")
-		return pod.Status.Phase == corev1.PodRunning, string(pod.Status.Phase)
-	})
-	time.Sleep(200 * time.Millisecond) // the status write comes back through the informer
+	startSteadyPod(t, h, "evented")
 	before := rt.lists.Load()
 	time.Sleep(time.Second) // about 50 ticks
 	if n := rt.lists.Load() - before; n > 3 {
@@ -154,4 +144,16 @@ func TestExitEventsReplacePolling(t *testing.T) {
 		cs := pod.Status.ContainerStatuses[0]
 		return cs.RestartCount >= 2 || cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff", cs.String()
 	})
+}
+
+// startSteadyPod creates a pod of one container, waits until it runs and
+// lets its status write come back through the informer.
+func startSteadyPod(t *testing.T, h *harness, name string) {
+	t.Helper()
+	h.createPod(t, newPod(name, corev1.RestartPolicyAlways, "nginx"))
+	eventually(t, "pod Running", func() (bool, string) {
+		pod := h.getPod(t, name)
+		return pod.Status.Phase == corev1.PodRunning, string(pod.Status.Phase)
+	})
+	time.Sleep(200 * time.Millisecond)
 }
