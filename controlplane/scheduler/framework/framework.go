@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -205,14 +206,35 @@ type NodePluginScores = explain.NodeScore
 
 // RunScorePlugins scores every node with every Score plugin on the parallel
 // pool, normalizes, checks the range, applies the weights and sums.
+//
+// The result is the cycle's explanation too, so it is built in place: one
+// backing array holds every node's plugin scores, raw scores are written
+// into it as the plugins return them, and each plugin's list is then
+// normalized in place (the only per-plugin buffers, pooled).
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	raw := make([]NodeScoreList, len(f.score))
-	for i := range raw {
-		raw[i] = make(NodeScoreList, len(nodes))
+	np := len(f.score)
+	weights := make([]int64, np)
+	for p, pl := range f.score {
+		weights[p] = f.weights[pl.Name()]
 	}
+	out := make([]NodePluginScores, len(nodes))
+	cells := make([]PluginScore, len(nodes)*np)
+	for i, ni := range nodes {
+		out[i] = NodePluginScores{Node: ni.nodeName(), Plugins: cells[i*np : (i+1)*np : (i+1)*np]}
+	}
+	lists := scoreListPool.Get().(*[]NodeScoreList)
+	defer scoreListPool.Put(lists)
+	for len(*lists) < np {
+		*lists = append(*lists, nil)
+	}
+	scores := (*lists)[:np]
+	for p := range scores {
+		scores[p] = slices.Grow(scores[p][:0], len(nodes))[:len(nodes)]
+	}
+
 	var errOnce sync.Once
 	var firstErr *Status
 	fail := func(s *Status) {
@@ -221,31 +243,30 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 
 	workqueue.ParallelizeUntil(ctx, f.parallelism, len(nodes), func(i int) {
-		name := nodes[i].nodeName()
+		name := out[i].Node
 		for p, pl := range f.score {
 			s, st := pl.Score(ctx, state, pod, nodes[i])
 			if !st.IsSuccess() {
 				fail(NewStatus(Error, fmt.Sprintf("plugin %q failed to score node %q: %s", pl.Name(), name, st.Message())).WithPlugin(pl.Name()))
 				return
 			}
-			raw[p][i] = NodeScore{Name: name, Score: s}
+			scores[p][i] = NodeScore{Name: name, Score: s}
+			out[i].Plugins[p] = PluginScore{Plugin: pl.Name(), Raw: s, Weight: weights[p]}
 		}
 	}, workqueue.WithChunkSize(chunkSizeFor(len(nodes), f.parallelism)))
 	if firstErr != nil {
 		return nil, firstErr
 	}
 
-	normalized := make([]NodeScoreList, len(f.score))
-	workqueue.ParallelizeUntil(ctx, f.parallelism, len(f.score), func(p int) {
+	workqueue.ParallelizeUntil(ctx, f.parallelism, np, func(p int) {
 		pl := f.score[p]
-		normalized[p] = append(NodeScoreList(nil), raw[p]...)
 		if ext := pl.ScoreExtensions(); ext != nil {
-			if st := ext.NormalizeScore(ctx, state, pod, normalized[p]); !st.IsSuccess() {
+			if st := ext.NormalizeScore(ctx, state, pod, scores[p]); !st.IsSuccess() {
 				fail(NewStatus(Error, fmt.Sprintf("plugin %q failed to normalize scores: %s", pl.Name(), st.Message())).WithPlugin(pl.Name()))
 				return
 			}
 		}
-		for _, ns := range normalized[p] {
+		for _, ns := range scores[p] {
 			if ns.Score < MinNodeScore || ns.Score > MaxNodeScore {
 				fail(NewStatus(Error, fmt.Sprintf("plugin %q returns an invalid score %d for node %q, it should be in the range [%d, %d] after normalizing", pl.Name(), ns.Score, ns.Name, MinNodeScore, MaxNodeScore)).WithPlugin(pl.Name()))
 				return
@@ -256,20 +277,21 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		return nil, firstErr
 	}
 
-	out := make([]NodePluginScores, len(nodes))
-	for i, ni := range nodes {
-		nps := NodePluginScores{Node: ni.nodeName(), Plugins: make([]PluginScore, len(f.score))}
-		for p, pl := range f.score {
-			w := f.weights[pl.Name()]
-			ps := PluginScore{Plugin: pl.Name(), Raw: raw[p][i].Score, Normalized: normalized[p][i].Score, Weight: w}
-			ps.Weighted = ps.Normalized * w
-			nps.Plugins[p] = ps
+	for i := range out {
+		nps := &out[i]
+		for p := range nps.Plugins {
+			ps := &nps.Plugins[p]
+			ps.Normalized = scores[p][i].Score
+			ps.Weighted = ps.Normalized * ps.Weight
 			nps.Total += ps.Weighted
 		}
-		out[i] = nps
 	}
 	return out, nil
 }
+
+// scoreListPool holds the per-plugin score lists of RunScorePlugins
+// between cycles.
+var scoreListPool = sync.Pool{New: func() any { return new([]NodeScoreList) }}
 
 // ErrNoScores is returned by SelectHost for an empty list.
 var ErrNoScores = errors.New("empty list of node scores")

@@ -2,7 +2,8 @@ package noderesources
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -52,10 +53,8 @@ func nonZeroRequestsFromState(state *framework.CycleState, pod *v1.Pod) *framewo
 func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 func sortedScalarNames(m map[v1.ResourceName]int64) []v1.ResourceName {
-	names := make([]v1.ResourceName, 0, len(m))
-	for n := range m {
-		names = append(names, n)
+	if len(m) == 0 {
+		return nil
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
+	return slices.Sorted(maps.Keys(m))
 }
