@@ -3,11 +3,13 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/internal/rawjson"
 )
 
 // patchOp is one RFC 6902 operation.
@@ -39,15 +41,22 @@ func (o patchOp) MarshalJSON() ([]byte, error) {
 // or shrank at the end get add or remove operations for the tail, other
 // array changes are diffed element by element when the lengths match and
 // replaced whole otherwise.
+//
+// The documents are compared as raw JSON: a part whose bytes are equal in
+// both (most of an object a plugin defaulted a few fields of) is passed
+// over without being decoded, and values in the patch are the after
+// document's bytes.
 func CreateJSONPatch(before, after []byte) (string, error) {
-	var a, b any
-	if err := decodeJSON(before, &a); err != nil {
-		return "", fmt.Errorf("failed to decode the original document: %w", err)
+	if !json.Valid(before) {
+		return "", fmt.Errorf("failed to decode the original document: %w", syntaxError(before))
 	}
-	if err := decodeJSON(after, &b); err != nil {
-		return "", fmt.Errorf("failed to decode the changed document: %w", err)
+	if !json.Valid(after) {
+		return "", fmt.Errorf("failed to decode the changed document: %w", syntaxError(after))
 	}
-	ops := diffValue("", a, b, nil)
+	ops, err := diffValue("", before, after, nil)
+	if err != nil {
+		return "", err
+	}
 	if len(ops) == 0 {
 		return "", nil
 	}
@@ -58,35 +67,47 @@ func CreateJSONPatch(before, after []byte) (string, error) {
 	return string(out), nil
 }
 
-func decodeJSON(data []byte, v *any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
-
-func diffValue(path string, a, b any, ops []patchOp) []patchOp {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			return append(ops, patchOp{Op: "replace", Path: path, Value: b})
-		}
-		return diffObject(path, av, bv, ops)
-	case []any:
-		bv, ok := b.([]any)
-		if !ok {
-			return append(ops, patchOp{Op: "replace", Path: path, Value: b})
-		}
-		return diffArray(path, av, bv, ops)
-	default:
-		if !reflect.DeepEqual(a, b) {
-			return append(ops, patchOp{Op: "replace", Path: path, Value: b})
-		}
-		return ops
+// syntaxError is encoding/json's error for the invalid document b.
+func syntaxError(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
 	}
+	return errors.New("invalid JSON")
 }
 
-func diffObject(path string, a, b map[string]any, ops []patchOp) []patchOp {
+func diffValue(path string, a, b json.RawMessage, ops []patchOp) ([]patchOp, error) {
+	if bytes.Equal(a, b) {
+		return ops, nil
+	}
+	switch {
+	case rawjson.IsObject(a) && rawjson.IsObject(b):
+		am, err := rawjson.ObjectMembers(a)
+		if err != nil {
+			return nil, err
+		}
+		bm, err := rawjson.ObjectMembers(b)
+		if err != nil {
+			return nil, err
+		}
+		return diffObject(path, am, bm, ops)
+	case rawjson.IsArray(a) && rawjson.IsArray(b):
+		ae, err := rawjson.ArrayElements(a)
+		if err != nil {
+			return nil, err
+		}
+		be, err := rawjson.ArrayElements(b)
+		if err != nil {
+			return nil, err
+		}
+		return diffArray(path, ae, be, ops)
+	case rawjson.Equal(a, b):
+		return ops, nil
+	}
+	return append(ops, patchOp{Op: "replace", Path: path, Value: b}), nil
+}
+
+func diffObject(path string, a, b map[string]json.RawMessage, ops []patchOp) ([]patchOp, error) {
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, k)
@@ -96,7 +117,8 @@ func diffObject(path string, a, b map[string]any, ops []patchOp) []patchOp {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
+	var err error
 	for _, k := range keys {
 		p := path + "/" + escapePointer(k)
 		av, inA := a[k]
@@ -107,19 +129,28 @@ func diffObject(path string, a, b map[string]any, ops []patchOp) []patchOp {
 		case !inA && inB:
 			ops = append(ops, patchOp{Op: "add", Path: p, Value: bv})
 		default:
-			ops = diffValue(p, av, bv, ops)
+			if ops, err = diffValue(p, av, bv, ops); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return ops
+	return ops, nil
 }
 
-func diffArray(path string, a, b []any, ops []patchOp) []patchOp {
+func diffArray(path string, a, b []json.RawMessage, ops []patchOp) ([]patchOp, error) {
 	common := min(len(a), len(b))
-	if len(a) != len(b) && !reflect.DeepEqual(a[:common], b[:common]) {
-		return append(ops, patchOp{Op: "replace", Path: path, Value: b})
+	if len(a) != len(b) {
+		for i := range common {
+			if !rawjson.Equal(a[i], b[i]) {
+				return append(ops, patchOp{Op: "replace", Path: path, Value: b}), nil
+			}
+		}
 	}
-	for i := 0; i < common; i++ {
-		ops = diffValue(path+"/"+strconv.Itoa(i), a[i], b[i], ops)
+	var err error
+	for i := range common {
+		if ops, err = diffValue(path+"/"+strconv.Itoa(i), a[i], b[i], ops); err != nil {
+			return nil, err
+		}
 	}
 	for i := common; i < len(b); i++ {
 		ops = append(ops, patchOp{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: b[i]})
@@ -127,7 +158,7 @@ func diffArray(path string, a, b []any, ops []patchOp) []patchOp {
 	for i := len(a) - 1; i >= common; i-- {
 		ops = append(ops, patchOp{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
 	}
-	return ops
+	return ops, nil
 }
 
 // escapePointer escapes one JSON pointer reference token (RFC 6901).

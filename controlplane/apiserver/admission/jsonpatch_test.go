@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -28,6 +29,9 @@ func TestCreateJSONPatch(t *testing.T) {
 		{name: "array reorder with new length", before: `{"l":[1,2]}`, after: `{"l":[2,1,3]}`, want: `[{"op":"replace","path":"/l","value":[2,1,3]}]`},
 		{name: "type change", before: `{"a":{"b":1}}`, after: `{"a":[1]}`, want: `[{"op":"replace","path":"/a","value":[1]}]`},
 		{name: "big numbers keep precision", before: `{"n":1}`, after: `{"n":9007199254740993}`, want: `[{"op":"replace","path":"/n","value":9007199254740993}]`},
+		{name: "equal however spaced and escaped", before: `{"a": "\u0041/", "l": [ 1, {"b" : true} ]}`, after: `{"l":[1,{"b":true}],"a":"A\/"}`, want: ``},
+		{name: "values keep the changed document's member order", before: `{"a":{}}`, after: `{"a":{"z":1,"m":{"y":2,"b":3}}}`, want: `[{"op":"add","path":"/a/m","value":{"y":2,"b":3}},{"op":"add","path":"/a/z","value":1}]`},
+		{name: "array of new length differing in an object member order only", before: `{"l":[{"a":1,"b":2}]}`, after: `{"l":[{"b":2,"a":1},3]}`, want: `[{"op":"add","path":"/l/1","value":3}]`},
 		{name: "whole document from null", before: `null`, after: `{"a":1}`, want: `[{"op":"replace","path":"","value":{"a":1}}]`},
 	}
 	for _, tt := range tests {
@@ -69,6 +73,86 @@ func assertPatchApplies(t *testing.T, before, patch, after string) {
 	if !reflect.DeepEqual(gotDoc, wantDoc) {
 		t.Fatalf("patched document\ngot:  %s\nwant: %s", applied, after)
 	}
+}
+
+// TestCreateJSONPatchOnRandomDocuments diffs random pairs of related
+// documents and applies each patch with an independent implementation.
+func TestCreateJSONPatchOnRandomDocuments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		before := randomValue(rng, 0)
+		after := mutateValue(rng, before, 0)
+		b, _ := json.Marshal(map[string]any{"doc": before})
+		a, _ := json.Marshal(map[string]any{"doc": after})
+		patch, err := CreateJSONPatch(b, a)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if patch == "" {
+			if !reflect.DeepEqual(before, after) {
+				t.Fatalf("case %d: empty patch for different documents\n%s\n%s", i, b, a)
+			}
+			continue
+		}
+		assertPatchApplies(t, string(b), patch, string(a))
+	}
+}
+
+// randomValue is a random JSON value as json.Unmarshal returns them.
+func randomValue(rng *rand.Rand, depth int) any {
+	switch n := rng.IntN(6); {
+	case n == 0 && depth < 4:
+		m := map[string]any{}
+		for range rng.IntN(4) {
+			m[string(rune('a'+rng.IntN(5)))] = randomValue(rng, depth+1)
+		}
+		return m
+	case n == 1 && depth < 4:
+		l := make([]any, rng.IntN(4))
+		for i := range l {
+			l[i] = randomValue(rng, depth+1)
+		}
+		return l
+	case n == 2:
+		return float64(rng.IntN(3))
+	case n == 3:
+		return []string{"x", "y/~", "<&>"}[rng.IntN(3)]
+	case n == 4:
+		return rng.IntN(2) == 0
+	}
+	return nil
+}
+
+// mutateValue returns v, a copy with some parts changed, added or removed.
+func mutateValue(rng *rand.Rand, v any, depth int) any {
+	if rng.IntN(8) == 0 {
+		return randomValue(rng, depth)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			if rng.IntN(6) != 0 {
+				out[k] = mutateValue(rng, e, depth+1)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			out[string(rune('a'+rng.IntN(5)))] = randomValue(rng, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(v)+1)
+		for _, e := range v {
+			out = append(out, mutateValue(rng, e, depth+1))
+		}
+		if rng.IntN(4) == 0 {
+			out = append(out, randomValue(rng, depth+1))
+		} else if len(out) > 0 && rng.IntN(4) == 0 {
+			out = out[:len(out)-1]
+		}
+		return out
+	}
+	return v
 }
 
 func TestCreateJSONPatchRejectsInvalidJSON(t *testing.T) {
