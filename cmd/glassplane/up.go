@@ -409,7 +409,7 @@ func newClient(cfg *rest.Config) (kubernetes.Interface, error) {
 // than JSON; clients built from cfg for other encodings (the dynamic and
 // metadata clients) set their own.
 func componentConfig(cfg *rest.Config) *rest.Config {
-	cfg.QPS, cfg.Burst = 1000, 2000
+	cfg.QPS, cfg.Burst = 5000, 10000
 	cfg.ContentType = k8sruntime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + "," + k8sruntime.ContentTypeJSON
 	return cfg

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -207,8 +208,8 @@ type NodePluginScores = explain.NodeScore
 // RunScorePlugins scores every node with every Score plugin on the parallel
 // pool, normalizes, checks the range, applies the weights and sums.
 //
-// The result is the cycle's explanation too, so it is built in place: one
-// backing array holds every node's plugin scores, raw scores are written
+// The result is the cycle's explanation too, so it is built in place: a
+// few backing arrays hold every node's plugin scores, raw scores are written
 // into it as the plugins return them, and each plugin's list is then
 // normalized in place (the only per-plugin buffers, pooled).
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
@@ -221,9 +222,17 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		weights[p] = f.weights[pl.Name()]
 	}
 	out := make([]NodePluginScores, len(nodes))
-	cells := make([]PluginScore, len(nodes)*np)
+	// Blocks of at most 32 KiB are small objects, taken from the spans
+	// the runtime keeps; one larger array is a fresh span each cycle,
+	// its pages faulted in as the scores are written.
+	perBlock := max(1, (32<<10)/int(unsafe.Sizeof(PluginScore{}))/max(np, 1))
+	var cells []PluginScore
 	for i, ni := range nodes {
-		out[i] = NodePluginScores{Node: ni.nodeName(), Plugins: cells[i*np : (i+1)*np : (i+1)*np]}
+		if len(cells) < np {
+			cells = make([]PluginScore, min(perBlock, len(nodes)-i)*np)
+		}
+		out[i] = NodePluginScores{Node: ni.nodeName(), Plugins: cells[:np:np]}
+		cells = cells[np:]
 	}
 	lists := scoreListPool.Get().(*[]NodeScoreList)
 	defer scoreListPool.Put(lists)
