@@ -38,7 +38,11 @@ type Config struct {
 type Server struct {
 	api, web     *echo.Echo
 	apiLn, webLn net.Listener
-	log          *slog.Logger
+	// apiPipe is the API's in-process listener (see DialAPI); apiPipeTLS
+	// is it behind the API's TLS.
+	apiPipe    *pipeListener
+	apiPipeTLS net.Listener
+	log        *slog.Logger
 }
 
 // New binds both listeners (so a busy port fails here, and port 0 gets a
@@ -59,7 +63,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
 	}
-	s := &Server{api: newEcho(log), apiLn: tls.NewListener(apiLn, tlsCfg), log: log}
+	pipe := newPipeListener(apiLn.Addr())
+	s := &Server{api: newEcho(log), apiLn: tls.NewListener(apiLn, tlsCfg), apiPipe: pipe, apiPipeTLS: tls.NewListener(pipe, tlsCfg), log: log}
 	if cfg.WebListen != "" {
 		webLn, err := net.Listen("tcp", cfg.WebListen)
 		if err != nil {
@@ -109,17 +114,27 @@ func (s *Server) WebURL() string {
 	return "http://" + s.webLn.Addr().String()
 }
 
+// DialAPI connects to the API in process, without a socket: use it as the
+// dialer of clients in the same process (rest.Config.Dial), which keep the
+// API's URL, so TLS verifies the serving certificate as for any client and
+// the client certificate authenticates the caller. It blocks until Run
+// serves, or ctx ends.
+func (s *Server) DialAPI(ctx context.Context, network, addr string) (net.Conn, error) {
+	return s.apiPipe.DialContext(ctx, network, addr)
+}
+
 // Run serves both applications until ctx ends, then shuts them down.
 func (s *Server) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serve(ctx, s.apiLn, s.api, s.log) })
+	g.Go(func() error { return serve(ctx, s.api, s.log, s.apiLn, s.apiPipeTLS) })
 	if s.web != nil {
-		g.Go(func() error { return serve(ctx, s.webLn, s.web, s.log) })
+		g.Go(func() error { return serve(ctx, s.web, s.log, s.webLn) })
 	}
 	return g.Wait()
 }
 
-func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+// serve serves h on every listener in lns until ctx ends.
+func serve(ctx context.Context, h http.Handler, log *slog.Logger, lns ...net.Listener) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -127,17 +142,24 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("failed to serve on %s: %w", ln.Addr(), err)
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
-		return fmt.Errorf("failed to serve on %s: %w", ln.Addr(), err)
+		srv.Close()
+		return err
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("failed to shut down %s: %w", ln.Addr(), err)
+		return fmt.Errorf("failed to shut down %s: %w", lns[0].Addr(), err)
 	}
 	return nil
 }

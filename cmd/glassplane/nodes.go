@@ -23,7 +23,7 @@ import (
 // startNodes starts the local node (containerd or simulated, unless mode is
 // "none") and o.simulatedNodes simulated nodes, each with its own identity.
 // The returned function stops them all, then the managed containerd.
-func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataDir string, ca *pki.CA, apiURL string) (func(), error) {
+func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataDir string, api apiEndpoint) (func(), error) {
 	var stops []func()
 	stopAll := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -69,11 +69,11 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			return func() {}, err
 		}
 		cfg.Runtime = rt
-		if cfg.Server, err = nodeServer(ca, localName, o.nodePort); err != nil {
+		if cfg.Server, err = nodeServer(api.ca, localName, o.nodePort); err != nil {
 			stopAll()
 			return func() {}, err
 		}
-		stop, err := startNode(ctx, g, ca, apiURL, cfg)
+		stop, err := startNode(ctx, g, api, cfg)
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -82,7 +82,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 	case "simulated":
 		cfg := simulatedNode(localName, o)
 		cfg.SystemReserved = reserved
-		stop, err := startNode(ctx, g, ca, apiURL, cfg)
+		stop, err := startNode(ctx, g, api, cfg)
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -90,7 +90,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		stops = append(stops, stop)
 	}
 	for i := 1; i <= o.simulatedNodes; i++ {
-		stop, err := startNode(ctx, g, ca, apiURL, simulatedNode(fmt.Sprintf("sim-%d", i), o))
+		stop, err := startNode(ctx, g, api, simulatedNode(fmt.Sprintf("sim-%d", i), o))
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -152,8 +152,8 @@ func simulatedNode(name string, o upOptions) node.Config {
 	}
 }
 
-func startNode(ctx context.Context, g *errgroup.Group, ca *pki.CA, apiURL string, cfg node.Config) (func(), error) {
-	client, err := clientFor(ca, apiURL, "system:node:"+cfg.NodeName, "system:nodes")
+func startNode(ctx context.Context, g *errgroup.Group, api apiEndpoint, cfg node.Config) (func(), error) {
+	client, err := api.client("system:node:"+cfg.NodeName, "system:nodes")
 	if err != nil {
 		return nil, err
 	}

@@ -195,6 +195,9 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 	api.Register(srv.API())
 	apiURL := clientURL(srv.APIURL())
+	// The components in this process reach the API in process (see
+	// server.DialAPI), with the same URL, TLS and client certificates.
+	local := apiEndpoint{ca: ca, url: apiURL, dial: srv.DialAPI}
 
 	g, ctx := errgroup.WithContext(ctx)
 	stopStore := runPart(ctx, g, "storage", store.Run)
@@ -214,7 +217,7 @@ func runUp(ctx context.Context, o upOptions) error {
 
 	// 5. The dashboard, acting through the API with its own identity.
 	if srv.Web() != nil {
-		dashCfg, err := ca.RESTConfig(apiURL, rbac.UserDashboard)
+		dashCfg, err := local.restConfig(rbac.UserDashboard)
 		if err != nil {
 			return err
 		}
@@ -236,7 +239,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	// 6. The ServiceAccount controller, as system:kube-controller-manager;
 	// the built-in namespaces get their default ServiceAccount before
 	// anyone is handed the kubeconfig.
-	cmClient, err := clientFor(ca, apiURL, "system:kube-controller-manager")
+	cmClient, err := local.client("system:kube-controller-manager")
 	if err != nil {
 		return err
 	}
@@ -261,7 +264,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 
 	// 8. The scheduler, as system:kube-scheduler.
-	schedClient, err := clientFor(ca, apiURL, "system:kube-scheduler")
+	schedClient, err := local.client("system:kube-scheduler")
 	if err != nil {
 		return err
 	}
@@ -279,7 +282,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 
 	// 9. The controllers, as system:kube-controller-manager.
-	cmCfg, err := ca.RESTConfig(apiURL, "system:kube-controller-manager")
+	cmCfg, err := local.restConfig("system:kube-controller-manager")
 	if err != nil {
 		return err
 	}
@@ -289,7 +292,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	defer stopCM()
 
 	// 10. Node agents, each as system:node:<name>.
-	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, ca, apiURL)
+	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, local)
 	if err != nil {
 		return err
 	}
@@ -387,9 +390,28 @@ func clientURL(listenURL string) string {
 	return "https://" + net.JoinHostPort(host, port)
 }
 
-// clientFor returns a clientset acting as user (in groups) at apiURL.
-func clientFor(ca *pki.CA, apiURL, user string, groups ...string) (kubernetes.Interface, error) {
-	cfg, err := ca.RESTConfig(apiURL, user, groups...)
+// apiEndpoint is how the components of `glassplane up` reach its API: its
+// URL, the CA that issues their client certificates, and the in-process
+// dialer.
+type apiEndpoint struct {
+	ca   *pki.CA
+	url  string
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// restConfig is the client configuration of user (in groups).
+func (e apiEndpoint) restConfig(user string, groups ...string) (*rest.Config, error) {
+	cfg, err := e.ca.RESTConfig(e.url, user, groups...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dial = e.dial
+	return cfg, nil
+}
+
+// client returns a component's clientset acting as user (in groups).
+func (e apiEndpoint) client(user string, groups ...string) (kubernetes.Interface, error) {
+	cfg, err := e.restConfig(user, groups...)
 	if err != nil {
 		return nil, err
 	}
