@@ -1,6 +1,10 @@
 package apiserver
 
-import "time"
+import (
+	"time"
+
+	"github.com/glassplane/glassplane/controlplane/storage"
+)
 
 // SetBookmarkInterval changes how often watches send bookmarks and returns
 // a function that restores the default.
@@ -25,4 +29,13 @@ func CachedForLookup(s *Server, resource, namespace, name string) bool {
 		return ok && !stale
 	}
 	return false
+}
+
+// SetRecent replaces where s's updates find their first guess of the
+// stored object (the storage watch's copy) and returns a function that
+// restores it.
+func SetRecent(s *Server, f func(key string) (*storage.KeyValue, bool)) (restore func()) {
+	old := s.recent
+	s.recent = f
+	return func() { s.recent = old }
 }

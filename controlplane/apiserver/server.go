@@ -84,9 +84,12 @@ type Config struct {
 
 // Server serves the Kubernetes REST API over a storage.Store.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	store     *storage.Store
+	cfg   Config
+	log   *slog.Logger
+	store *storage.Store
+	// recent is the storage watch's copy of a key, the guess an update
+	// starts from (store.Recent; tests replace it).
+	recent    func(key string) (*storage.KeyValue, bool)
 	audit     *audit.Ring
 	admission *admission.Chain
 	authn     auth.Authenticator
@@ -131,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		store:     cfg.Store,
+		recent:    cfg.Store.Recent,
 		audit:     cfg.Audit,
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,

@@ -148,8 +148,23 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 		return nil, err
 	}
 	k := key(q.res, q.info.Namespace, name)
-	for range maxWriteAttempts {
-		kv, err := q.s.store.Get(q.ctx, k)
+	// The first attempt starts from the storage watch's copy of the object
+	// when it has one, as kube-apiserver's starts from its watch cache's:
+	// no read from etcd. The copy may be a little behind; what it made of
+	// the update is trusted only if the compare-and-swap succeeds, and any
+	// other outcome (a conflict, a no-op, a refusal) is tried again from a
+	// fresh read.
+	var guess *storage.KeyValue
+	guessed := false
+	if !dryRun {
+		guess, guessed = q.s.recent(k)
+	}
+	for range maxWriteAttempts + 1 {
+		kv, fromGuess := guess, guessed
+		guess, guessed = nil, false
+		if !fromGuess {
+			kv, err = q.s.store.Get(q.ctx, k)
+		}
 		if errors.Is(err, storage.ErrNotFound) && create != nil {
 			obj, err := create()
 			if err != nil {
@@ -181,10 +196,13 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 			return nil, err
 		}
 		next, err := mutate(cur.DeepCopyObject())
-		if err != nil {
-			return nil, err
+		if err == nil {
+			err = q.admit(op, next, cur, dryRun)
 		}
-		if err := q.admit(op, next, cur, dryRun); err != nil {
+		if err != nil {
+			if fromGuess {
+				continue
+			}
 			return nil, err
 		}
 		if dryRun {
@@ -193,7 +211,7 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 		q.enter(stageEtcd)
 		if shouldDeleteOnUpdate(next) {
 			_, rev, err := q.s.store.Delete(q.ctx, k, kv.ModRevision)
-			if errors.Is(err, storage.ErrConflict) {
+			if retryWrite(err, fromGuess) {
 				continue
 			}
 			if err != nil {
@@ -207,12 +225,15 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 			return nil, err
 		}
 		if bytes.Equal(value, kv.Value) {
+			if fromGuess {
+				continue
+			}
 			nm, _ := meta.Accessor(next)
 			nm.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 			return &updateResult{obj: next}, nil
 		}
 		written, err := q.s.store.Update(q.ctx, k, value, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) {
+		if retryWrite(err, fromGuess) {
 			continue
 		}
 		if err != nil {
@@ -224,6 +245,13 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 		return &updateResult{obj: next}, nil
 	}
 	return nil, apierrors.NewConflict(q.res.GroupResource(), name, errModified)
+}
+
+// retryWrite tells whether a compare-and-swap that failed with err is
+// tried again: on a conflict, and on a missing key when the attempt started
+// from the watch's copy (the key may have been deleted, or recreated, since).
+func retryWrite(err error, fromGuess bool) bool {
+	return errors.Is(err, storage.ErrConflict) || (fromGuess && errors.Is(err, storage.ErrNotFound))
 }
 
 // checkResourceVersion refuses an update whose resourceVersion is set and

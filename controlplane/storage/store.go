@@ -150,6 +150,11 @@ type Store struct {
 	// historyFrom is the revision after which history is complete.
 	historyFrom int64
 	watchers    map[*watcher]struct{}
+	// latest is the newest value the feed delivered of each key changed in
+	// the last 2×cfg.History events, and latestOrder those changes in
+	// revision order, for evicting (see Recent).
+	latest      map[string]KeyValue
+	latestOrder []keyRevision
 	// indexers are the index functions of key prefixes (SetIndexer).
 	indexers map[string]IndexFunc
 	// revChanged is closed and replaced whenever rev grows.
@@ -196,7 +201,53 @@ func New(client *clientv3.Client, cfg Config) *Store {
 		log:        cfg.Logger,
 		ready:      make(chan struct{}),
 		watchers:   make(map[*watcher]struct{}),
+		latest:     make(map[string]KeyValue),
 		revChanged: make(chan struct{}),
+	}
+}
+
+// Recent returns the newest value of key the store's watch has delivered,
+// if the key changed recently (within the last 2×History events) and was
+// not deleted since. The watch may lag behind a write that just returned,
+// so the value may be stale: it is a guess for a compare-and-swap update
+// (as kube-apiserver's GuaranteedUpdate starts from its watch cache's
+// copy), which must read the key again when the swap fails, when the guess
+// made the update a no-op, or when the guess refused the update.
+func (s *Store) Recent(key string) (*KeyValue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kv, ok := s.latest[key]
+	if !ok {
+		return nil, false
+	}
+	return &kv, true
+}
+
+// keyRevision is a change of key at rev.
+type keyRevision struct {
+	key string
+	rev int64
+}
+
+// noteLatest records ev in latest, evicting the oldest changes beyond
+// 2×History. Callers hold s.mu.
+func (s *Store) noteLatest(ev Event, createRev int64) {
+	if ev.Type == EventDelete {
+		delete(s.latest, ev.Key)
+		return
+	}
+	s.latest[ev.Key] = KeyValue{Key: ev.Key, Value: ev.Value, CreateRevision: createRev, ModRevision: ev.Revision}
+	s.latestOrder = append(s.latestOrder, keyRevision{ev.Key, ev.Revision})
+	if len(s.latestOrder) > 4*s.cfg.History {
+		over := len(s.latestOrder) - 2*s.cfg.History
+		for _, old := range s.latestOrder[:over] {
+			if cur, ok := s.latest[old.key]; ok && cur.ModRevision == old.rev {
+				delete(s.latest, old.key)
+			}
+		}
+		n := copy(s.latestOrder, s.latestOrder[over:])
+		clear(s.latestOrder[n:])
+		s.latestOrder = s.latestOrder[:n]
 	}
 }
 

@@ -378,3 +378,44 @@ func TestWatchIndexedGetsOnlyItsValue(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+func TestRecentFollowsTheWatch(t *testing.T) {
+	s := newStore(t, storage.Config{History: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := s.Watch(ctx, storage.Root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := storage.Key("pods", "default", "r")
+	kv, _ := s.Create(ctx, key, []byte("1"))
+	next(t, ch)
+	if got, ok := s.Recent(key); !ok || string(got.Value) != "1" || got.ModRevision != kv.ModRevision || got.CreateRevision != kv.ModRevision {
+		t.Fatalf("Recent after create = %+v, %v; want value 1 at revision %d", got, ok, kv.ModRevision)
+	}
+	kv2, _ := s.Update(ctx, key, []byte("2"), kv.ModRevision)
+	next(t, ch)
+	if got, ok := s.Recent(key); !ok || string(got.Value) != "2" || got.ModRevision != kv2.ModRevision || got.CreateRevision != kv.ModRevision {
+		t.Fatalf("Recent after update = %+v, %v; want value 2 at revision %d", got, ok, kv2.ModRevision)
+	}
+	s.Delete(ctx, key, 0)
+	next(t, ch)
+	if got, ok := s.Recent(key); ok {
+		t.Fatalf("Recent after delete = %+v, want nothing", got)
+	}
+
+	// A key not changed within the last 2×History changes is forgotten.
+	old := storage.Key("pods", "default", "old")
+	s.Create(ctx, old, []byte("x"))
+	next(t, ch)
+	for i := range 16 {
+		s.Create(ctx, storage.Key("pods", "default", fmt.Sprintf("p%d", i)), []byte("y"))
+		next(t, ch)
+	}
+	if _, ok := s.Recent(old); ok {
+		t.Error("a key 16 changes old is still recent with History 4")
+	}
+	if got, ok := s.Recent(storage.Key("pods", "default", "p15")); !ok || string(got.Value) != "y" {
+		t.Errorf("the newest key is not recent: %+v, %v", got, ok)
+	}
+}

@@ -93,6 +93,11 @@ func (s *Store) feed(wch clientv3.WatchChan) error {
 		for _, ev := range resp.Events {
 			events = append(events, convert(ev))
 		}
+		s.mu.Lock()
+		for i, ev := range resp.Events {
+			s.noteLatest(events[i], ev.Kv.CreateRevision)
+		}
+		s.mu.Unlock()
 		s.publish(events, resp.Header.Revision)
 	}
 	return errors.New("etcd watch channel closed")
@@ -217,6 +222,8 @@ func (s *Store) resetHistory(rev int64) {
 	s.history = nil
 	s.historyFrom = rev
 	s.rev = rev
+	clear(s.latest)
+	s.latestOrder = nil
 }
 
 // Watch streams the changes under prefix with a revision greater than
