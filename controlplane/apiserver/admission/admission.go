@@ -146,7 +146,7 @@ func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
 			return steps, apierrors.NewInternalError(err)
 		}
 		if !bytes.Equal(before, after) {
-			patch, err := CreateJSONPatch(before, after)
+			patch, err := diffJSON(before, after)
 			if err != nil {
 				return steps, apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
 			}

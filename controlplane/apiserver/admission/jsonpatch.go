@@ -53,6 +53,12 @@ func CreateJSONPatch(before, after []byte) (string, error) {
 	if !json.Valid(after) {
 		return "", fmt.Errorf("failed to decode the changed document: %w", syntaxError(after))
 	}
+	return diffJSON(before, after)
+}
+
+// diffJSON is CreateJSONPatch for documents known to be valid JSON (both
+// encoded by json.Marshal, as the admission chain's are).
+func diffJSON(before, after []byte) (string, error) {
 	ops, err := diffValue("", before, after, nil)
 	if err != nil {
 		return "", err
