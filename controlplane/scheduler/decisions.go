@@ -36,7 +36,11 @@ var errRecordInTheWay = errors.New("a ConfigMap that is not a decision record ha
 // ConfigMap in the pod's namespace (see explain.RecordName), off the
 // scheduling loop: record queues the attempt and a worker appends the
 // queued attempts of a pod with one write. Attempts stay in memory only
-// until written.
+// until written, and only compressed: when the API is slower than the
+// scheduler (thousands of pods bound faster than their records are
+// written) the queue holds each attempt as the bytes of its record, a few
+// kilobytes the garbage collector need not scan, not the hundreds of
+// kilobytes of a 1,000-node Decision.
 type decisionStore struct {
 	client kubernetes.Interface
 	log    *slog.Logger
@@ -51,8 +55,10 @@ type decisionStore struct {
 type podRecord struct {
 	namespace, name string
 	uid             types.UID
-	// pending are the attempts not yet written, oldest first.
-	pending []explain.Decision
+	// pending are the attempts not yet written, oldest first, each the
+	// compressed History of the pod holding that attempt alone (a new
+	// record's whole content when it is the only one).
+	pending [][]byte
 	// exists is set once the record is known to be in the API.
 	exists bool
 }
@@ -67,8 +73,29 @@ func newDecisionStore(client kubernetes.Interface, log *slog.Logger, max int) *d
 	}
 }
 
-// record queues d, an attempt for pod, to be appended to its record.
+// record queues d, an attempt for pod, to be appended to its record. It
+// compresses d on the caller's goroutine (the binding goroutine, or the
+// scheduling loop for a failed attempt).
 func (s *decisionStore) record(pod *v1.Pod, d explain.Decision) {
+	if blob := s.encode(pod, d); blob != nil {
+		s.add(pod, blob)
+	}
+}
+
+// encode compresses d, an attempt for pod, into what add queues; nil if it
+// cannot (logged).
+func (s *decisionStore) encode(pod *v1.Pod, d explain.Decision) []byte {
+	key := pod.Namespace + "/" + pod.Name
+	blob, _, err := explain.EncodeHistory(explain.History{Pod: key, UID: string(pod.UID), Attempts: []explain.Decision{d}}, s.max)
+	if err != nil {
+		s.log.Error("not recording the scheduling attempt", "pod", key, "err", err)
+		return nil
+	}
+	return blob
+}
+
+// add queues blob, an attempt for pod that encode compressed.
+func (s *decisionStore) add(pod *v1.Pod, blob []byte) {
 	key := pod.Namespace + "/" + pod.Name
 	s.mu.Lock()
 	r := s.pods[key]
@@ -76,22 +103,42 @@ func (s *decisionStore) record(pod *v1.Pod, d explain.Decision) {
 		r = &podRecord{namespace: pod.Namespace, name: pod.Name, uid: pod.UID}
 		s.pods[key] = r
 	}
-	r.pending = append(r.pending, d)
+	r.pending = append(r.pending, blob)
 	if n := len(r.pending) - s.max; n > 0 {
-		r.pending = append([]explain.Decision(nil), r.pending[n:]...)
+		r.pending = append([][]byte(nil), r.pending[n:]...)
 	}
 	s.mu.Unlock()
 	s.queue.Add(key)
 }
 
+// decodePending returns the attempts of pending blobs, oldest first.
+func decodePending(pending [][]byte) ([]explain.Decision, error) {
+	var out []explain.Decision
+	for _, b := range pending {
+		h, err := explain.DecodeHistory(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h.Attempts...)
+	}
+	return out, nil
+}
+
 // pendingFor returns the pod's attempts not yet written, and its uid.
 func (s *decisionStore) pendingFor(key string) ([]explain.Decision, types.UID) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.pods[key]; r != nil {
-		return append([]explain.Decision(nil), r.pending...), r.uid
+	r := s.pods[key]
+	if r == nil {
+		s.mu.Unlock()
+		return nil, ""
 	}
-	return nil, ""
+	pending, uid := append([][]byte(nil), r.pending...), r.uid
+	s.mu.Unlock()
+	ds, err := decodePending(pending)
+	if err != nil {
+		s.log.Error("failed to read pending scheduling attempts", "pod", key, "err", err)
+	}
+	return ds, uid
 }
 
 // forget drops what the store holds about a deleted pod; its record goes
@@ -157,7 +204,7 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	rec := *r
-	pending := append([]explain.Decision(nil), r.pending...)
+	pending := append([][]byte(nil), r.pending...)
 	s.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
@@ -165,15 +212,28 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 	cms := s.client.CoreV1().ConfigMaps(rec.namespace)
 	name := explain.RecordName(rec.name)
 	h := explain.History{Pod: key, UID: string(rec.uid)}
+	var attempts []explain.Decision
+	var err error
+	if len(pending) > 1 || rec.exists {
+		// The pending attempts join others: decode them.
+		if attempts, err = decodePending(pending); err != nil {
+			return err
+		}
+	}
 
 	written := false
 	if !rec.exists {
-		h.Attempts = pending
-		cm, err := s.recordObject(&rec, name, h)
-		if err != nil {
-			return err
+		var data []byte
+		if len(pending) == 1 {
+			// A new record of one attempt: the pending bytes are its content.
+			data = pending[0]
+		} else {
+			h.Attempts = attempts
+			if data, _, err = explain.EncodeHistory(h, s.max); err != nil {
+				return err
+			}
 		}
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		_, err = cms.Create(ctx, s.recordObject(&rec, name, data), metav1.CreateOptions{})
 		switch {
 		case err == nil:
 			written = true
@@ -196,14 +256,20 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 		if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
 			return errRecordInTheWay
 		}
+		if len(attempts) == 0 {
+			if attempts, err = decodePending(pending); err != nil {
+				return err
+			}
+		}
 		if old, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey]); err == nil && old.UID == string(rec.uid) {
 			h.Attempts, h.Dropped = old.Attempts, old.Dropped
 		}
-		h.Attempts = append(h.Attempts, pending...)
-		next, err := s.recordObject(&rec, name, h)
+		h.Attempts = append(h.Attempts, attempts...)
+		data, _, err := explain.EncodeHistory(h, s.max)
 		if err != nil {
 			return err
 		}
+		next := s.recordObject(&rec, name, data)
 		next.ResourceVersion = cm.ResourceVersion
 		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("failed to update decision record %q: %w", rec.namespace+"/"+name, err)
@@ -216,7 +282,7 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 		r.exists = true
 		// Attempts recorded meanwhile stay pending.
 		if len(r.pending) >= len(pending) {
-			r.pending = append([]explain.Decision(nil), r.pending[len(pending):]...)
+			r.pending = append([][]byte(nil), r.pending[len(pending):]...)
 		}
 		if len(r.pending) > 0 {
 			s.queue.Add(key)
@@ -233,12 +299,9 @@ func (s *decisionStore) markExists(key string, uid types.UID, exists bool) {
 	}
 }
 
-// recordObject is the ConfigMap holding h, owned by the pod.
-func (s *decisionStore) recordObject(rec *podRecord, name string, h explain.History) (*v1.ConfigMap, error) {
-	data, _, err := explain.EncodeHistory(h, s.max)
-	if err != nil {
-		return nil, err
-	}
+// recordObject is the ConfigMap holding data (a compressed History), owned
+// by the pod.
+func (s *decisionStore) recordObject(rec *podRecord, name string, data []byte) *v1.ConfigMap {
 	return &v1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
@@ -249,7 +312,7 @@ func (s *decisionStore) recordObject(rec *podRecord, name string, h explain.Hist
 			}},
 		},
 		BinaryData: map[string][]byte{explain.RecordKey: data},
-	}, nil
+	}
 }
 
 // readRecord reads the pod's record from the API; a missing record is an

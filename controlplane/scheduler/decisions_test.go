@@ -145,10 +145,11 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 		for _, a := range attempts {
 			h.Attempts = append(h.Attempts, explain.Decision{Attempt: a})
 		}
-		cm, err := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("mypod"), h)
+		data, _, err := explain.EncodeHistory(h, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cm := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("mypod"), data)
 		cms := client.CoreV1().ConfigMaps("default")
 		cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
 		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {

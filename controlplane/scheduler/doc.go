@@ -21,7 +21,11 @@
 // "decisions.json.gz": the newest DecisionHistory attempts (default 10),
 // older ones dropped first to stay under 900 KiB (a 1,000-node attempt
 // compresses to a few KiB). Records are written off the scheduling loop
-// by a few workers (decisions.go): a pod's queued attempts are appended
+// by a few workers (decisions.go); an attempt waits for its write already
+// compressed (the binding goroutine encodes it before the bind), so that a
+// backlog of thousands of records, when the API is busier than the
+// scheduler, costs megabytes, not the gigabyte its Decisions would. A
+// pod's queued attempts are appended
 // with one Create, or Get + Update, retried on conflict, so the record
 // survives scheduler restarts and leader changes; a ConfigMap of that name
 // without the label is left alone. Because the record is an API object, the

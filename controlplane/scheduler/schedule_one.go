@@ -198,6 +198,9 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.Queue
 		binding.Annotations = map[string]string{explain.DecisionAnnotation: string(data)}
 	}
 
+	// The attempt is compressed for its record before the bind, so that
+	// it is queued the moment the bind succeeds.
+	blob := s.decisions.encode(assumed, d)
 	bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
 	err := s.client.CoreV1().Pods(assumed.Namespace).Bind(bctx, binding, metav1.CreateOptions{})
 	cancel()
@@ -209,7 +212,9 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.Queue
 		s.handleSchedulingFailure(ctx, prof, pi, cycle, fmt.Errorf("binding rejected: %w", err), d)
 		return
 	}
-	s.decisions.record(assumed, d)
+	if blob != nil {
+		s.decisions.add(assumed, blob)
+	}
 	s.queue.Done(assumed)
 	prof.recorder.AnnotatedEventf(assumed, map[string]string{explain.SummaryAnnotation: explain.SummaryJSON(d)}, v1.EventTypeNormal, ReasonScheduled, "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
 	s.log.Debug("pod bound", "pod", key, "node", d.Node, "attempt", d.Attempt)

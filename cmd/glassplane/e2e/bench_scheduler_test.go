@@ -39,7 +39,8 @@ func benchEnvInt(name string, def int) int {
 //     (the node lifecycle controller is given an hour's grace so it does
 //     not taint them).
 //
-// It also reports the glassplane process's CPU time per pod.
+// It also reports the glassplane process's CPU time per pod and its
+// resident memory when the last pod is bound.
 //
 // Sizes: GLASSPLANE_BENCH_NODES, GLASSPLANE_BENCH_PODS.
 func BenchmarkSchedulerThroughput(b *testing.B) {
@@ -199,6 +200,7 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 	}
 	elapsed := time.Since(start)
 	cpu := processCPU(b, c.cmd.Process.Pid) - cpu0
+	rss := processRSS(b, c.cmd.Process.Pid)
 	b.StopTimer()
 
 	mu.Lock()
@@ -214,6 +216,7 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 	// the rest, from create to bound): the throughput's cost, steadier
 	// from run to run than the throughput itself.
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(total), "server-cpu-ms/pod")
+	b.ReportMetric(rss, "server-rss-MB")
 	b.Logf("%s: %d pods bound in %v", ns, total, elapsed.Round(time.Millisecond))
 }
 
