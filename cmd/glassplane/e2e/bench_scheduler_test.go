@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,6 +170,22 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 		}
 	}()
 
+	// Decision records, counted as they are written.
+	rw, err := client.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{LabelSelector: explain.RecordLabel + "=" + explain.RecordLabelValue})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rw.Stop()
+	var records atomic.Int64
+	allRecorded := make(chan struct{})
+	go func() {
+		for ev := range rw.ResultChan() {
+			if ev.Type == watch.Added && records.Add(1) == int64(total) {
+				close(allRecorded)
+			}
+		}
+	}()
+
 	next := make(chan int)
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -224,27 +241,17 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 	// Decision records are written behind the bindings, off the
 	// scheduling loop: how many were written by the last bind, and how
 	// long the rest took.
-	recorded := countRecords(b, client, ns)
-	recordsDone := time.Now()
-	for n := recorded; n < total; n = countRecords(b, client, ns) {
-		if time.Since(recordsDone) > 10*time.Minute {
-			b.Fatalf("%d of %d decision records written 10 minutes after the last bind", n, total)
-		}
-		time.Sleep(200 * time.Millisecond)
+	recorded := records.Load()
+	lastBind := time.Now()
+	select {
+	case <-allRecorded:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("%d of %d decision records written 10 minutes after the last bind", records.Load(), total)
 	}
+	rest := time.Since(lastBind)
 	b.ReportMetric(float64(recorded), "records-at-last-bind")
-	b.ReportMetric(time.Since(recordsDone).Seconds(), "records-rest-s")
-	b.Logf("%s: %d pods bound in %v; %d decision records written by then, the rest %v later", ns, total, elapsed.Round(time.Millisecond), recorded, time.Since(recordsDone).Round(100*time.Millisecond))
-}
-
-// countRecords counts the scheduler's decision records in ns.
-func countRecords(b *testing.B, client kubernetes.Interface, ns string) int {
-	b.Helper()
-	list, err := client.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: explain.RecordLabel + "=" + explain.RecordLabelValue})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return len(list.Items)
+	b.ReportMetric(rest.Seconds(), "records-rest-s")
+	b.Logf("%s: %d pods bound in %v; %d decision records written by then, the rest %v later", ns, total, elapsed.Round(time.Millisecond), recorded, rest.Round(100*time.Millisecond))
 }
 
 // protobufClient is a client of c speaking Kubernetes' protobuf, as

@@ -24,6 +24,9 @@ type AffinityTerm struct {
 	// anyNamespace records whether NamespaceSelector selects every
 	// namespace.
 	anyNamespace bool
+	// oneNamespace is Namespaces' only member when it has one (a term
+	// naming no namespace means its pod's), compared without the set.
+	oneNamespace string
 }
 
 type labelPair struct{ key, value string }
@@ -37,7 +40,13 @@ type labelPair struct{ key, value string }
 // pod it schedules, so the common selector (matchLabels alone) is checked
 // directly.
 func (t *AffinityTerm) Matches(pod *v1.Pod) bool {
-	if !t.anyNamespace && !t.Namespaces.Has(pod.Namespace) {
+	switch {
+	case t.anyNamespace:
+	case t.oneNamespace != "":
+		if pod.Namespace != t.oneNamespace {
+			return false
+		}
+	case !t.Namespaces.Has(pod.Namespace):
 		return false
 	}
 	if t.matchLabels == nil {
@@ -75,6 +84,9 @@ func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error
 	}
 	t := AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector,
 		anyNamespace: nsSelector.Matches(labels.Set(nil))}
+	if namespaces.Len() == 1 {
+		t.oneNamespace = namespaces.UnsortedList()[0]
+	}
 	if ls := term.LabelSelector; ls != nil && len(ls.MatchLabels) > 0 && len(ls.MatchExpressions) == 0 {
 		t.matchLabels = make([]labelPair, 0, len(ls.MatchLabels))
 		for k, v := range ls.MatchLabels {

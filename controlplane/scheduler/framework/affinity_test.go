@@ -28,7 +28,7 @@ func TestAffinityTermMatchesLikeItsSelector(t *testing.T) {
 	fast := 0
 	for round := range 2000 {
 		term := v1.PodAffinityTerm{TopologyKey: "zone", LabelSelector: &metav1.LabelSelector{MatchLabels: randomLabels()}}
-		switch rng.IntN(6) {
+		switch rng.IntN(7) {
 		case 0:
 			term.LabelSelector = nil
 		case 1:
@@ -39,6 +39,8 @@ func TestAffinityTermMatchesLikeItsSelector(t *testing.T) {
 			term.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
 		case 4:
 			term.Namespaces = []string{"b"}
+		case 5:
+			term.Namespaces = []string{"b", "c"}
 		}
 		at, err := newAffinityTerm(owner, &term)
 		if err != nil {
@@ -47,7 +49,7 @@ func TestAffinityTermMatchesLikeItsSelector(t *testing.T) {
 		if at.matchLabels != nil {
 			fast++
 		}
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: []string{"a", "b"}[rng.IntN(2)], Labels: randomLabels()}}
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: []string{"a", "b", "c"}[rng.IntN(3)], Labels: randomLabels()}}
 		inNamespace := at.Namespaces.Has(pod.Namespace) || at.NamespaceSelector.Matches(labels.Set(nil))
 		want := inNamespace && at.Selector.Matches(labels.Set(pod.Labels))
 		if got := at.Matches(pod); got != want {
