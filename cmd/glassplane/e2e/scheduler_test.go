@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +95,57 @@ func failedSchedulingMessage(t *testing.T, c *Cluster, ns, name, want string) {
 	})
 }
 
+// schedulerSeesTaint waits until the scheduler has seen node's taint. The
+// scheduler learns of node changes from its node watch and of new pods
+// from its pod watch, and nothing orders the two: a pod created right after
+// a taint may still be scheduled onto the node as it was, as with
+// kube-scheduler. So a probe pod pinned to node (by its hostname label)
+// must fail to schedule; one bound there anyway is deleted and another
+// tried. Node events arrive in order, so a probe on the node tainted last
+// vouches for those tainted before it.
+func schedulerSeesTaint(t *testing.T, c *Cluster, ns, node string) {
+	t.Helper()
+	pods := c.Client.CoreV1().Pods(ns)
+	for i := 0; ; i++ {
+		if i == 10 {
+			t.Fatalf("the scheduler still placed probe pods on %s after its taint", node)
+		}
+		probe := schedPod(fmt.Sprintf("probe-%s-%d", node, i), "1m", nil)
+		probe.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+		createPods(t, c, ns, probe)
+		var bound bool
+		Eventually(t, 60*time.Second, "probe "+probe.Name+" scheduled or refused", func() error {
+			p, err := pods.Get(context.Background(), probe.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Spec.NodeName != "" {
+				bound = true
+				return nil
+			}
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+					return nil
+				}
+			}
+			return errors.New("not yet")
+		})
+		zero := int64(0)
+		if err := pods.Delete(context.Background(), probe.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		Eventually(t, 60*time.Second, "probe "+probe.Name+" gone", func() error {
+			if _, err := pods.Get(context.Background(), probe.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+		if !bound {
+			return
+		}
+	}
+}
+
 func patchNode(t *testing.T, c *Cluster, name, patch string) {
 	t.Helper()
 	if _, err := c.Client.CoreV1().Nodes().Patch(context.Background(), name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -123,6 +175,7 @@ func TestSchedulerScenarios(t *testing.T) {
 				patchNode(t, c, n, `{"spec":{"taints":null}}`)
 			}
 		}()
+		schedulerSeesTaint(t, c, "taints", "sim-2")
 		var names []string
 		for i := range 3 {
 			names = append(names, fmt.Sprintf("p%d", i))
@@ -135,6 +188,7 @@ func TestSchedulerScenarios(t *testing.T) {
 		}
 		patchNode(t, c, "sim-3", `{"spec":{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]}}`)
 		defer patchNode(t, c, "sim-3", `{"spec":{"taints":null}}`)
+		schedulerSeesTaint(t, c, "taints", "sim-3")
 		createPods(t, c, "taints", schedPod("stuck", "100m", nil))
 		failedSchedulingMessage(t, c, "taints", "stuck", "0/3 nodes are available: 3 node(s) had untolerated taint(s). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 		c.MustKubectl(t, "", "delete", "namespace", "taints", "--wait=false")
