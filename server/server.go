@@ -114,7 +114,7 @@ func (s *Server) WebURL() string {
 	return "http://" + s.webLn.Addr().String()
 }
 
-// DialAPI connects to the API in process, without a socket: use it as the
+// DialAPI connects to the API in process, through a socket pair: use it as the
 // dialer of clients in the same process (rest.Config.Dial), which keep the
 // API's URL, so TLS verifies the serving certificate as for any client and
 // the client certificate authenticates the caller. It blocks until Run
