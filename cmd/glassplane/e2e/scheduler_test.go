@@ -100,18 +100,36 @@ func failedSchedulingMessage(t *testing.T, c *Cluster, ns, name, want string) {
 // from its pod watch, and nothing orders the two: a pod created right after
 // a taint may still be scheduled onto the node as it was, as with
 // kube-scheduler. So a probe pod pinned to node (by its hostname label)
-// must fail to schedule; one bound there anyway is deleted and another
-// tried. Node events arrive in order, so a probe on the node tainted last
-// vouches for those tainted before it.
+// must fail to schedule. Node events arrive in order, so a probe on the
+// node changed last vouches for those changed before it.
 func schedulerSeesTaint(t *testing.T, c *Cluster, ns, node string) {
+	t.Helper()
+	probeNode(t, c, ns, node, nil, false)
+}
+
+// schedulerSeesLabel waits until the scheduler has seen node's label
+// key=value: a probe pod pinned to node that also selects the label must be
+// bound (see schedulerSeesTaint).
+func schedulerSeesLabel(t *testing.T, c *Cluster, ns, node, key, value string) {
+	t.Helper()
+	probeNode(t, c, ns, node, map[string]string{key: value}, true)
+}
+
+// probeNode creates probe pods pinned to node (and selecting also the
+// labels in selector) until one is bound (wantBound) or refused (not
+// wantBound), deleting each.
+func probeNode(t *testing.T, c *Cluster, ns, node string, selector map[string]string, wantBound bool) {
 	t.Helper()
 	pods := c.Client.CoreV1().Pods(ns)
 	for i := 0; ; i++ {
 		if i == 10 {
-			t.Fatalf("the scheduler still placed probe pods on %s after its taint", node)
+			t.Fatalf("the scheduler still did not see the change to %s after 10 probe pods", node)
 		}
 		probe := schedPod(fmt.Sprintf("probe-%s-%d", node, i), "1m", nil)
 		probe.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+		for k, v := range selector {
+			probe.Spec.NodeSelector[k] = v
+		}
 		createPods(t, c, ns, probe)
 		var bound bool
 		Eventually(t, 60*time.Second, "probe "+probe.Name+" scheduled or refused", func() error {
@@ -140,7 +158,7 @@ func schedulerSeesTaint(t *testing.T, c *Cluster, ns, node string) {
 			}
 			return nil
 		})
-		if !bound {
+		if bound == wantBound {
 			return
 		}
 	}
@@ -227,9 +245,10 @@ func TestSchedulerScenarios(t *testing.T) {
 	t.Run("topology spread keeps skew at most one across zones", func(t *testing.T) {
 		createNamespace(t, c, "spread")
 		zones := map[string]string{"sim-1": "zone-a", "sim-2": "zone-a", "sim-3": "zone-b"}
-		for n, z := range zones {
-			patchNode(t, c, n, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, corev1.LabelTopologyZone, z))
+		for _, n := range []string{"sim-1", "sim-2", "sim-3"} {
+			patchNode(t, c, n, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, corev1.LabelTopologyZone, zones[n]))
 		}
+		schedulerSeesLabel(t, c, "spread", "sim-3", corev1.LabelTopologyZone, zones["sim-3"])
 		lbls := map[string]string{"app": "spread"}
 		var names []string
 		for i := range 6 {
@@ -494,6 +513,7 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 	})
 	patchNode(t, c, "sim-1", `{"spec":{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]}}`)
 	createNamespace(t, c, "explain")
+	schedulerSeesTaint(t, c, "explain", "sim-1")
 	createPods(t, c, "explain", schedPod("web", "100m", nil))
 	node := nodesOf(t, c, "explain", "web")["web"]
 	pod, err := c.Client.CoreV1().Pods("explain").Get(ctx, "web", metav1.GetOptions{})
