@@ -19,8 +19,8 @@
 // owned by the pod (the garbage collector removes it with the pod), holding
 // the gzip-compressed JSON explain.History under binaryData
 // "decisions.json.gz": the newest DecisionHistory attempts (default 10),
-// older ones dropped first to stay under 900 KiB (a 1,000-node attempt
-// compresses to a few KiB). Records are written off the scheduling loop
+// older ones dropped first to stay under 900 KiB (a 1,000-node attempt,
+// stored in columns, see explain/recordform.go, compresses to a few KiB). Records are written off the scheduling loop
 // by a few workers (decisions.go); an attempt waits for its write already
 // compressed (the binding goroutine encodes it before the bind), so that a
 // backlog of thousands of records, when the API is busier than the

@@ -6,39 +6,37 @@ import (
 	"unicode/utf8"
 )
 
-// The scheduler encodes a History or a Decision on every attempt, and a
+// The scheduler encodes a Decision on every attempt (the compact one on
+// the Binding, the full one in the record, see recordform.go), and a
 // Decision at 1,000 nodes holds some 3,000 plugin scores: encoding/json's
 // reflection spent a quarter of a scheduling cycle on it. These appenders
 // write the same JSON as encoding/json with HTML escaping off (the tests
 // compare the bytes), with the same field names and omitempty rules as the
 // struct tags.
 
-func appendHistory(b []byte, h *History) []byte {
-	b = append(b, `{"pod":`...)
-	b = appendString(b, h.Pod)
-	b = append(b, `,"uid":`...)
-	b = appendString(b, h.UID)
-	b = append(b, `,"attempts":`...)
-	if h.Attempts == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range h.Attempts {
+func appendDecision(b []byte, d *Decision) []byte {
+	b = appendDecisionHead(b, d)
+	b = appendFilter(b, d)
+	if d.FilterOmitted != 0 {
+		b = append(b, `,"filterOmitted":`...)
+		b = strconv.AppendInt(b, int64(d.FilterOmitted), 10)
+	}
+	if len(d.Scores) > 0 {
+		b = append(b, `,"scores":[`...)
+		for i := range d.Scores {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendDecision(b, &h.Attempts[i])
+			b = appendNodeScore(b, &d.Scores[i])
 		}
 		b = append(b, ']')
 	}
-	if h.Dropped != 0 {
-		b = append(b, `,"dropped":`...)
-		b = strconv.AppendInt(b, int64(h.Dropped), 10)
-	}
-	return append(b, '}')
+	return appendDecisionTail(b, d)
 }
 
-func appendDecision(b []byte, d *Decision) []byte {
+// appendDecisionHead writes d's opening brace and its fields up to
+// filterPlugins.
+func appendDecisionHead(b []byte, d *Decision) []byte {
 	b = append(b, `{"attempt":`...)
 	b = strconv.AppendInt(b, int64(d.Attempt), 10)
 	b = append(b, `,"time":`...)
@@ -57,6 +55,11 @@ func appendDecision(b []byte, d *Decision) []byte {
 		b = append(b, `,"filterPlugins":`...)
 		b = appendStrings(b, d.FilterPlugins)
 	}
+	return b
+}
+
+// appendFilter writes d's filter field, if any.
+func appendFilter(b []byte, d *Decision) []byte {
 	if len(d.Filter) > 0 {
 		b = append(b, `,"filter":[`...)
 		for i := range d.Filter {
@@ -80,20 +83,12 @@ func appendDecision(b []byte, d *Decision) []byte {
 		}
 		b = append(b, ']')
 	}
-	if d.FilterOmitted != 0 {
-		b = append(b, `,"filterOmitted":`...)
-		b = strconv.AppendInt(b, int64(d.FilterOmitted), 10)
-	}
-	if len(d.Scores) > 0 {
-		b = append(b, `,"scores":[`...)
-		for i := range d.Scores {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendNodeScore(b, &d.Scores[i])
-		}
-		b = append(b, ']')
-	}
+	return b
+}
+
+// appendDecisionTail writes d's fields from scoresOmitted on and its
+// closing brace.
+func appendDecisionTail(b []byte, d *Decision) []byte {
 	if d.ScoresOmitted != 0 {
 		b = append(b, `,"scoresOmitted":`...)
 		b = strconv.AppendInt(b, int64(d.ScoresOmitted), 10)

@@ -126,7 +126,7 @@ var gzipWriters = sync.Pool{New: func() any {
 // kilobytes at 1,000 nodes.
 var jsonBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// gzipJSON returns h's JSON, compressed.
+// gzipJSON returns h's record JSON (see appendRecord), compressed.
 func gzipJSON(h *History) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzipWriters.Get().(*gzip.Writer)
@@ -134,7 +134,7 @@ func gzipJSON(h *History) ([]byte, error) {
 	zw.Reset(&buf)
 	raw := jsonBuffers.Get().(*[]byte)
 	defer jsonBuffers.Put(raw)
-	*raw = append(appendHistory((*raw)[:0], h), '\n')
+	*raw = append(appendRecord((*raw)[:0], h), '\n')
 	if _, err := zw.Write(*raw); err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func DecodeHistory(b []byte) (History, error) {
 	if len(data) > maxDecodedBytes {
 		return h, ErrRecordTooLarge
 	}
-	if err := json.Unmarshal(data, &h); err != nil {
+	if h, err = decodeRecord(data); err != nil {
 		return h, fmt.Errorf("failed to decode decision record: %w", err)
 	}
 	return h, nil

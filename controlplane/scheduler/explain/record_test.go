@@ -215,3 +215,134 @@ func mustGzip(t *testing.T, s string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// viaJSON is d after a round trip through its own JSON, what a record
+// of d must decode to (times to the second, invalid UTF-8 replaced).
+func viaJSON(t *testing.T, d Decision) Decision {
+	t.Helper()
+	var out Decision
+	if err := json.Unmarshal(encodingJSON(t, d), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recordJSON inflates a record.
+func recordJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	rejectedAll := fullDecision(3, 20)
+	for i := range rejectedAll.Filter {
+		rejectedAll.Filter[i] = NodeFilter{Node: rejectedAll.Filter[i].Node, Plugin: "TaintToleration", Reason: "node(s) had untolerated taint(s)"}
+	}
+	rejectedAll.Scores, rejectedAll.Feasible, rejectedAll.Node = nil, 0, ""
+	mixedPlugins := fullDecision(4, 6)
+	mixedPlugins.Scores[2].Plugins = mixedPlugins.Scores[2].Plugins[1:]
+	oddWeighted := fullDecision(5, 6)
+	oddWeighted.Scores[1].Plugins[0].Weighted++
+	unfiltered := fullDecision(6, 6)
+	unfiltered.Filter, unfiltered.FilterOmitted = unfiltered.Filter[:2], 4
+	noPlugins := Decision{Attempt: 7, Pod: "default/p", Filter: []NodeFilter{{Node: "a", Passed: true}}, Scores: []NodeScore{{Node: "a", Plugins: []PluginScore{}, Total: 0}}}
+
+	// form is how the attempt must be written: in columns, as a
+	// Decision's fields, or either.
+	type test struct {
+		name string
+		d    Decision
+		form string
+	}
+	tests := []test{
+		{"1,000 nodes, every tenth rejected", fullDecision(1, 1000), "columns"},
+		{"every node rejected", rejectedAll, "columns"},
+		{"no plugins", noPlugins, "columns"},
+		{"plugins differ between nodes", mixedPlugins, "fields"},
+		{"weighted is not normalized × weight", oddWeighted, "fields"},
+		{"scored nodes missing from the filter list", unfiltered, "fields"},
+	}
+	for i, d := range sampleDecisions() {
+		tests = append(tests, test{fmt.Sprintf("sample %d", i), d, ""})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := History{Pod: "default/p", UID: "u", Attempts: []Decision{tt.d, fullDecision(9, 3)}, Dropped: 2}
+			b, _, err := EncodeHistory(h, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeHistory(b)
+			if err != nil {
+				t.Fatalf("DecodeHistory: %v\n%s", err, recordJSON(t, b))
+			}
+			want := History{Pod: h.Pod, UID: h.UID, Attempts: []Decision{viaJSON(t, tt.d), viaJSON(t, h.Attempts[1])}, Dropped: 2}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("round trip changed the history:\n got %+v\nwant %+v", got, want)
+			}
+			raw := recordJSON(t, b)
+			if tt.form == "columns" && !strings.Contains(raw, `"evaluated"`) {
+				t.Errorf("the attempt was not written in columns: %.300s", raw)
+			}
+			if tt.form == "fields" && !strings.Contains(raw, `"scores":[{`) {
+				t.Errorf("the attempt that does not fit columns was not written as a Decision: %.300s", raw)
+			}
+		})
+	}
+}
+
+func TestColumnarRecordIsSmall(t *testing.T) {
+	d := fullDecision(1, 1000)
+	fields := len(encodingJSON(t, History{Pod: d.Pod, Attempts: []Decision{d}}))
+	columns := len(appendRecord(nil, &History{Pod: d.Pod, Attempts: []Decision{d}}))
+	t.Logf("one attempt at 1,000 nodes: %d bytes field by field, %d in columns", fields, columns)
+	if columns*4 > fields {
+		t.Errorf("the columnar record has %d bytes, more than a quarter of the %d of Decision's JSON", columns, fields)
+	}
+}
+
+// TestRecordsOfEarlierVersionsDecode: records written field by field
+// (before the columnar form, without "version") still read.
+func TestRecordsOfEarlierVersionsDecode(t *testing.T) {
+	h := History{Pod: "default/p", UID: "u", Attempts: []Decision{fullDecision(1, 50), fullDecision(2, 50)}, Dropped: 1}
+	got, err := DecodeHistory(mustGzip(t, string(encodingJSON(t, h))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := History{Pod: h.Pod, UID: h.UID, Attempts: []Decision{viaJSON(t, h.Attempts[0]), viaJSON(t, h.Attempts[1])}, Dropped: 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("an earlier record decoded differently:\n got %+v\nwant %+v", got.Attempts[0].Scores[:1], want.Attempts[0].Scores[:1])
+	}
+}
+
+func TestDecodeHistoryRefusesMalformedColumns(t *testing.T) {
+	head := `{"version":2,"pod":"default/p","uid":"u","attempts":[{"attempt":1,"time":null,"pod":"default/p","nodes":2,"feasible":1,`
+	for name, attempt := range map[string]string{
+		"score row of a node not evaluated": `"evaluated":["a"],"scorePlugins":[{"plugin":"P","weight":1}],"scoreRows":[[1,5,5,5]]}`,
+		"negative node index":               `"evaluated":["a"],"scorePlugins":[{"plugin":"P","weight":1}],"scoreRows":[[-1,5,5,5]]}`,
+		"score row too short":               `"evaluated":["a"],"scorePlugins":[{"plugin":"P","weight":1}],"scoreRows":[[0,5,5]]}`,
+		"score row too long":                `"evaluated":["a"],"scorePlugins":[],"scoreRows":[[0,5,5]]}`,
+		"rejection out of range":            `"evaluated":["a"],"rejected":[{"i":3,"plugin":"P"}]}`,
+		"node rejected twice":               `"evaluated":["a","b"],"rejected":[{"i":1},{"i":1}]}`,
+		"rejection without evaluated":       `"rejected":[{"i":0}]}`,
+		"both filter forms":                 `"filter":[{"node":"a","passed":true}],"evaluated":["a"]}`,
+		"both score forms":                  `"evaluated":["a"],"scores":[{"node":"a","plugins":[],"total":0}],"scorePlugins":[],"scoreRows":[[0,0]]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if h, err := DecodeHistory(mustGzip(t, head+attempt+`]}`)); err == nil {
+				t.Errorf("decoded %+v", h)
+			}
+		})
+	}
+	if _, err := DecodeHistory(mustGzip(t, `{"version":3,"pod":"default/p","uid":"u","attempts":[]}`)); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("a record of a later version: %v", err)
+	}
+}
