@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
 
 func withPriority(p *v1.Pod, priority int32) *v1.Pod {
@@ -59,7 +61,13 @@ func TestPreemptionEvictsTheLowestPriorityVictims(t *testing.T) {
 		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "node-b"
 	})
-	ds := s.Decisions("default", "high")
+	// The binding goroutine queues the attempt's record after the bind
+	// returned, so the pod may be seen bound a moment before.
+	var ds []explain.Decision
+	eventually(t, "both attempts recorded", func() bool {
+		ds = s.Decisions("default", "high")
+		return len(ds) >= 2
+	})
 	if len(ds) < 2 || ds[0].NominatedNode != "node-b" || len(ds[0].Victims) != 2 {
 		t.Errorf("decisions = %+v, want the first to nominate node-b with 2 victims", ds)
 	}

@@ -64,6 +64,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 			explainPreemption(&d, r)
 		}
 		s.handleSchedulingFailure(ctx, prof, pi, cycle, err, d)
+		state.ReleaseScores()
 		return
 	}
 
@@ -71,6 +72,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	assumed.Spec.NodeName = host
 	if err := s.cache.AssumePod(assumed); err != nil {
 		s.handleSchedulingFailure(ctx, prof, pi, cycle, err, d)
+		state.ReleaseScores()
 		return
 	}
 	d.Node = host
@@ -80,6 +82,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	go func() {
 		defer s.binds.Done()
 		s.bind(ctx, prof, pi, cycle, assumed, d)
+		// bind encoded d's scores (record, annotation, summary) or
+		// recorded the failure: they are not needed any more.
+		state.ReleaseScores()
 	}()
 }
 

@@ -21,6 +21,22 @@ type StateData interface{}
 // on every node by every worker without contention.
 type CycleState struct {
 	storage sync.Map // StateKey → StateData
+	// scores holds the backing arrays of the cycle's RunScorePlugins
+	// result, from scoreArenas, until ReleaseScores returns them.
+	scores *scoreArena
+}
+
+// ReleaseScores returns the memory of the scores RunScorePlugins returned
+// in this cycle, for a later cycle to reuse; they must not be read after.
+// The scheduler calls it once the attempt's explanation is encoded: at
+// 1,000 nodes a cycle's scores are some 140 KB, and reusing them spares
+// the garbage collector that much per pod. A cycle that never releases
+// leaves its scores to the garbage collector.
+func (c *CycleState) ReleaseScores() {
+	if a := c.scores; a != nil {
+		c.scores = nil
+		scoreArenas.Put(a)
+	}
 }
 
 // NewCycleState returns an empty CycleState.

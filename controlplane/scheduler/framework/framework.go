@@ -209,9 +209,10 @@ type NodePluginScores = explain.NodeScore
 // pool, normalizes, checks the range, applies the weights and sums.
 //
 // The result is the cycle's explanation too, so it is built in place: a
-// few backing arrays hold every node's plugin scores, raw scores are written
-// into it as the plugins return them, and each plugin's list is then
-// normalized in place (the only per-plugin buffers, pooled).
+// few arrays (the nodes, blocks of their plugin scores) hold it, raw scores are
+// written into it as the plugins return them, and each plugin's list is
+// then normalized in place (the only per-plugin buffers, pooled). The
+// arrays belong to state until state.ReleaseScores.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -221,15 +222,28 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	for p, pl := range f.score {
 		weights[p] = f.weights[pl.Name()]
 	}
-	out := make([]NodePluginScores, len(nodes))
-	// Blocks of at most 32 KiB are small objects, taken from the spans
-	// the runtime keeps; one larger array is a fresh span each cycle,
-	// its pages faulted in as the scores are written.
-	perBlock := max(1, (32<<10)/int(unsafe.Sizeof(PluginScore{}))/max(np, 1))
-	var cells []PluginScore
+	// The result's arrays come from the cycle state's arena, reused from
+	// an earlier cycle when that one released its scores.
+	a := &scoreArena{}
+	if state.scores == nil {
+		a = scoreArenas.Get().(*scoreArena)
+		state.scores = a
+	}
+	a.nodes = slices.Grow(a.nodes[:0], len(nodes))[:len(nodes)]
+	out := a.nodes
+	// The cells are in blocks of at most 32 KiB: small objects, taken
+	// from the spans the runtime keeps, where one larger array would be
+	// a fresh span, zeroed and its pages faulted in, whenever the pool
+	// lost the arena to a garbage collection.
+	perBlock := max(1, (32<<10)/int(unsafe.Sizeof(PluginScore{}))/max(np, 1)) * max(np, 1)
+	block, cells := 0, []PluginScore(nil)
 	for i, ni := range nodes {
 		if len(cells) < np {
-			cells = make([]PluginScore, min(perBlock, len(nodes)-i)*np)
+			if block == len(a.blocks) {
+				a.blocks = append(a.blocks, make([]PluginScore, perBlock))
+			}
+			cells = a.blocks[block]
+			block++
 		}
 		out[i] = NodePluginScores{Node: ni.nodeName(), Plugins: cells[:np:np]}
 		cells = cells[np:]
@@ -297,6 +311,15 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	return out, nil
 }
+
+// scoreArena holds the arrays of one cycle's RunScorePlugins result.
+type scoreArena struct {
+	nodes  []NodePluginScores
+	blocks [][]PluginScore
+}
+
+// scoreArenas holds released arenas between cycles.
+var scoreArenas = sync.Pool{New: func() any { return new(scoreArena) }}
 
 // scoreListPool holds the per-plugin score lists of RunScorePlugins
 // between cycles.

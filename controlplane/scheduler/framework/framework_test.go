@@ -110,6 +110,51 @@ func TestRunScorePluginsWeightedSum(t *testing.T) {
 	}
 }
 
+// TestScoresStayTheirCyclesUntilReleased: the arrays of a cycle's scores
+// are reused only once that cycle released them; a second scoring in the
+// same cycle, or another cycle's, leaves them as they were.
+func TestScoresStayTheirCyclesUntilReleased(t *testing.T) {
+	a := &fakePlugin{name: "A", scores: map[string]int64{"n1": 10, "n2": 80, "n3": 30}}
+	f := newTestFramework(t, []Plugin{a}, nil)
+	ctx := context.Background()
+	run := func(state *CycleState, nodes ...string) []NodePluginScores {
+		t.Helper()
+		scores, st := f.RunScorePlugins(ctx, state, &v1.Pod{}, testNodes(nodes...))
+		if !st.IsSuccess() {
+			t.Fatal(st.Message())
+		}
+		return scores
+	}
+	snapshot := func(s []NodePluginScores) string { return fmt.Sprintf("%+v", s) }
+
+	first := NewCycleState()
+	kept := run(first, "n1", "n2")
+	want := snapshot(kept)
+	again := run(first, "n3", "n1")
+	other := NewCycleState()
+	run(other, "n2", "n3", "n1")
+	if got := snapshot(kept); got != want {
+		t.Fatalf("scores changed by later scoring: %s, want %s", got, want)
+	}
+	if snapshot(again) == want || again[0].Node != "n3" || again[0].Total != 30 {
+		t.Errorf("second scoring of the cycle: %s", snapshot(again))
+	}
+
+	// Released scores may be reused: a later cycle's are right whatever
+	// the arrays held before.
+	first.ReleaseScores()
+	other.ReleaseScores()
+	first.ReleaseScores() // twice is harmless
+	for range 3 {
+		state := NewCycleState()
+		got := run(state, "n3", "n2")
+		if len(got) != 2 || got[0].Node != "n3" || got[0].Total != 30 || got[1].Node != "n2" || got[1].Total != 80 || len(got[1].Plugins) != 1 || got[1].Plugins[0].Weighted != 80 {
+			t.Fatalf("scores after reuse: %s", snapshot(got))
+		}
+		state.ReleaseScores()
+	}
+}
+
 func TestRunScorePluginsRejectsOutOfRange(t *testing.T) {
 	f := newTestFramework(t, []Plugin{&fakePlugin{name: "A", scores: map[string]int64{"n1": 101}}}, nil)
 	_, st := f.RunScorePlugins(context.Background(), NewCycleState(), &v1.Pod{}, testNodes("n1"))
