@@ -6,7 +6,10 @@
 // carrying one Memo that its watchers share, so that the API server decodes
 // and encodes it once however many watch. A prefix can have an index
 // (SetIndexer) that WatchIndexed narrows a watcher by, so that a node's pod
-// watch is not woken for other nodes' pods. Recent answers the watch's
+// watch is not woken for other nodes' pods. The fan-out routes each event
+// by the watchers' distinct prefixes and, within a prefix, by index value:
+// an event costs a look at a few dozen prefixes, not at each of the
+// thousands of watchers a thousand simulated node agents hold. Recent answers the watch's
 // newest value of a recently changed key, the guess an update starts from
 // before it must read etcd (as kube-apiserver's updates start from the
 // watch cache). Values are opaque bytes here (JSON

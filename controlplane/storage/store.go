@@ -150,6 +150,11 @@ type Store struct {
 	// historyFrom is the revision after which history is complete.
 	historyFrom int64
 	watchers    map[*watcher]struct{}
+	// groups routes the feed: the watchers by prefix, and within a prefix
+	// the indexed ones by index value, so that an event costs a look at
+	// each distinct prefix, not at each watcher (a thousand node agents
+	// watch pods under one prefix, each for its own node).
+	groups map[string]*watcherGroup
 	// latest is the newest value the feed delivered of each key changed in
 	// the last 2×cfg.History events, and latestOrder those changes in
 	// revision order, for evicting (see Recent).
@@ -201,6 +206,7 @@ func New(client *clientv3.Client, cfg Config) *Store {
 		log:        cfg.Logger,
 		ready:      make(chan struct{}),
 		watchers:   make(map[*watcher]struct{}),
+		groups:     make(map[string]*watcherGroup),
 		latest:     make(map[string]KeyValue),
 		revChanged: make(chan struct{}),
 	}

@@ -25,6 +25,72 @@ type watcher struct {
 	closed bool
 }
 
+// watcherGroup is the watchers of one prefix: those that get every event
+// under it, and the indexed ones by index and value.
+type watcherGroup struct {
+	prefix  string
+	all     map[*watcher]struct{}
+	indexed map[string]map[string]map[*watcher]struct{} // index → value → watchers
+	size    int
+}
+
+// addWatcher registers w with the feed; s.mu must be held.
+func (s *Store) addWatcher(w *watcher) {
+	s.watchers[w] = struct{}{}
+	g := s.groups[w.prefix]
+	if g == nil {
+		g = &watcherGroup{prefix: w.prefix, all: map[*watcher]struct{}{}}
+		s.groups[w.prefix] = g
+	}
+	g.size++
+	if w.index == "" {
+		g.all[w] = struct{}{}
+		return
+	}
+	if g.indexed == nil {
+		g.indexed = map[string]map[string]map[*watcher]struct{}{}
+	}
+	byValue := g.indexed[w.index]
+	if byValue == nil {
+		byValue = map[string]map[*watcher]struct{}{}
+		g.indexed[w.index] = byValue
+	}
+	set := byValue[w.value]
+	if set == nil {
+		set = map[*watcher]struct{}{}
+		byValue[w.value] = set
+	}
+	set[w] = struct{}{}
+}
+
+// removeWatcher unregisters w; s.mu must be held.
+func (s *Store) removeWatcher(w *watcher) {
+	if _, ok := s.watchers[w]; !ok {
+		return
+	}
+	delete(s.watchers, w)
+	g := s.groups[w.prefix]
+	if g == nil {
+		return
+	}
+	if w.index == "" {
+		delete(g.all, w)
+	} else if byValue := g.indexed[w.index]; byValue != nil {
+		if set := byValue[w.value]; set != nil {
+			delete(set, w)
+			if len(set) == 0 {
+				delete(byValue, w.value)
+			}
+		}
+		if len(byValue) == 0 {
+			delete(g.indexed, w.index)
+		}
+	}
+	if g.size--; g.size == 0 {
+		delete(s.groups, w.prefix)
+	}
+}
+
 // Run opens the store's single etcd watch and fans its events out until ctx
 // ends. It also compacts old revisions every CompactionInterval. Ready is
 // closed once the watch is open.
@@ -131,28 +197,31 @@ func (s *Store) publish(events []Event, headerRev int64) {
 		s.history = append(s.history, ev)
 		ev.Memo = &Memo{}
 		var indexed map[string][2]string // index values by indexer
-		for w := range s.watchers {
-			if !strings.HasPrefix(ev.Key, w.prefix) {
+		for _, g := range s.groups {
+			if !strings.HasPrefix(ev.Key, g.prefix) {
 				continue
 			}
-			if w.index != "" {
-				vals, ok := indexed[w.index]
+			for w := range g.all {
+				s.send(w, ev)
+			}
+			for index, byValue := range g.indexed {
+				vals, ok := indexed[index]
 				if !ok {
-					cur, prev := s.indexers[w.index](ev)
+					cur, prev := s.indexers[index](ev)
 					vals = [2]string{cur, prev}
 					if indexed == nil {
 						indexed = map[string][2]string{}
 					}
-					indexed[w.index] = vals
+					indexed[index] = vals
 				}
-				if vals[0] != w.value && vals[1] != w.value {
-					continue
+				for w := range byValue[vals[0]] {
+					s.send(w, ev)
 				}
-			}
-			select {
-			case w.ch <- ev:
-			default:
-				s.closeWatcher(w)
+				if vals[1] != vals[0] {
+					for w := range byValue[vals[1]] {
+						s.send(w, ev)
+					}
+				}
 			}
 		}
 	}
@@ -169,6 +238,16 @@ func (s *Store) publish(events []Event, headerRev int64) {
 		s.rev = headerRev
 		close(s.revChanged)
 		s.revChanged = make(chan struct{})
+	}
+}
+
+// send hands ev to w, closing w when its queue is full; s.mu must be held.
+// (Closing removes w from the maps being ranged over, which Go allows.)
+func (s *Store) send(w *watcher, ev Event) {
+	select {
+	case w.ch <- ev:
+	default:
+		s.closeWatcher(w)
 	}
 }
 
@@ -202,7 +281,7 @@ func (s *Store) closeWatcher(w *watcher) {
 	}
 	w.closed = true
 	close(w.ch)
-	delete(s.watchers, w)
+	s.removeWatcher(w)
 }
 
 func (s *Store) closeAll() {
@@ -273,7 +352,7 @@ func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, in
 		for _, ev := range backlog {
 			w.ch <- ev
 		}
-		s.watchers[w] = struct{}{}
+		s.addWatcher(w)
 		s.mu.Unlock()
 		go func() {
 			<-ctx.Done()

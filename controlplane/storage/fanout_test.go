@@ -1,0 +1,119 @@
+package storage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestFanOutMatchesEveryWatchersFilter publishes random events to random
+// watchers (plain and indexed, on nested prefixes) and checks that each
+// watcher got exactly, in order, the events its prefix and index value
+// select; then that closing the watchers leaves no routing behind.
+func TestFanOutMatchesEveryWatchersFilter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := New(nil, Config{WatcherBuffer: 10000})
+	podIndex := "/registry/pods/"
+	nodeOf := func(v []byte) string {
+		n, _, _ := strings.Cut(string(v), ":")
+		return n
+	}
+	s.SetIndexer(podIndex, func(ev Event) (string, string) {
+		prev := ""
+		if ev.Type == EventPut && !ev.Created {
+			prev = nodeOf(ev.PrevValue)
+		}
+		return nodeOf(ev.Value), prev
+	})
+	prefixes := []string{"/registry/", "/registry/pods/", "/registry/pods/ns1/", "/registry/pods/ns2/", "/registry/pods/ns1/p1", "/registry/nodes/", "/registry/configmaps/ns1/"}
+	nodes := []string{"", "n1", "n2", "n3"}
+
+	var watchers []*watcher
+	s.mu.Lock()
+	for range 200 {
+		w := &watcher{prefix: prefixes[rng.IntN(len(prefixes))], ch: make(chan Event, 10000)}
+		if strings.HasPrefix(w.prefix, podIndex) && rng.IntN(2) == 0 {
+			w.index, w.value = podIndex, nodes[rng.IntN(len(nodes))]
+		}
+		s.addWatcher(w)
+		watchers = append(watchers, w)
+	}
+	s.mu.Unlock()
+
+	var events []Event
+	for i := range 2000 {
+		kind := []string{"pods", "pods", "nodes", "configmaps"}[rng.IntN(4)]
+		key := fmt.Sprintf("/registry/%s/ns%d/p%d", kind, 1+rng.IntN(2), 1+rng.IntN(3))
+		ev := Event{Type: EventPut, Key: key, Revision: int64(i + 1), Value: []byte(nodes[rng.IntN(len(nodes))] + ":x")}
+		switch rng.IntN(3) {
+		case 0:
+			ev.Created = true
+		case 1:
+			ev.PrevValue = []byte(nodes[rng.IntN(len(nodes))] + ":y")
+		default:
+			ev.Type, ev.PrevValue = EventDelete, ev.Value
+		}
+		events = append(events, ev)
+	}
+	for i := 0; i < len(events); i += 7 {
+		s.publish(events[i:min(i+7, len(events))], events[min(i+7, len(events))-1].Revision)
+	}
+
+	for i, w := range watchers {
+		var want []int64
+		for _, ev := range events {
+			if !strings.HasPrefix(ev.Key, w.prefix) {
+				continue
+			}
+			if w.index != "" {
+				cur, prev := s.indexers[w.index](ev)
+				if cur != w.value && prev != w.value {
+					continue
+				}
+			}
+			want = append(want, ev.Revision)
+		}
+		var got []int64
+		for len(w.ch) > 0 {
+			got = append(got, (<-w.ch).Revision)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("watcher %d (prefix %q, index value %q) got %d events, want %d", i, w.prefix, w.value, len(got), len(want))
+		}
+	}
+
+	s.mu.Lock()
+	for _, w := range watchers {
+		s.closeWatcher(w)
+	}
+	groups, left := len(s.groups), len(s.watchers)
+	s.mu.Unlock()
+	if groups != 0 || left != 0 {
+		t.Errorf("after closing every watcher: %d groups and %d watchers left", groups, left)
+	}
+}
+
+// TestFanOutClosesAFullWatcherOnly: a watcher whose queue is full is
+// closed and forgotten; the others of its group keep getting events.
+func TestFanOutClosesAFullWatcherOnly(t *testing.T) {
+	s := New(nil, Config{})
+	slow := &watcher{prefix: "/registry/pods/", ch: make(chan Event, 1)}
+	fast := &watcher{prefix: "/registry/pods/", ch: make(chan Event, 10)}
+	s.mu.Lock()
+	s.addWatcher(slow)
+	s.addWatcher(fast)
+	s.mu.Unlock()
+	for i := range 3 {
+		s.publish([]Event{{Type: EventPut, Key: "/registry/pods/ns/p", Revision: int64(i + 1), Created: true}}, int64(i+1))
+	}
+	if !slow.closed || len(fast.ch) != 3 || fast.closed {
+		t.Errorf("slow closed %v; fast closed %v with %d events, want 3", slow.closed, fast.closed, len(fast.ch))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.groups["/registry/pods/"]; g == nil || g.size != 1 || len(s.watchers) != 1 {
+		t.Errorf("routing after closing the slow watcher: %+v, %d watchers", g, len(s.watchers))
+	}
+}
