@@ -71,17 +71,24 @@ func appendFilter(b []byte, d *Decision) []byte {
 			b = appendString(b, f.Node)
 			b = append(b, `,"passed":`...)
 			b = strconv.AppendBool(b, f.Passed)
-			if f.Plugin != "" {
-				b = append(b, `,"plugin":`...)
-				b = appendString(b, f.Plugin)
-			}
-			if f.Reason != "" {
-				b = append(b, `,"reason":`...)
-				b = appendString(b, f.Reason)
-			}
+			b = appendRejection(b, f)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	return b
+}
+
+// appendRejection writes a filter entry's plugin and reason fields, when
+// set.
+func appendRejection(b []byte, f *NodeFilter) []byte {
+	if f.Plugin != "" {
+		b = append(b, `,"plugin":`...)
+		b = appendString(b, f.Plugin)
+	}
+	if f.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, f.Reason)
 	}
 	return b
 }

@@ -101,14 +101,7 @@ func appendRecordDecision(b []byte, d *Decision, index map[string]int) ([]byte, 
 			}
 			b = append(b, `{"i":`...)
 			b = strconv.AppendInt(b, int64(i), 10)
-			if f.Plugin != "" {
-				b = append(b, `,"plugin":`...)
-				b = appendString(b, f.Plugin)
-			}
-			if f.Reason != "" {
-				b = append(b, `,"reason":`...)
-				b = appendString(b, f.Reason)
-			}
+			b = appendRejection(b, f)
 			b = append(b, '}')
 		}
 		if !first {
