@@ -325,15 +325,48 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 // processCPU is the user+system CPU time of pid so far.
 func processCPU(tb testing.TB, pid int) time.Duration {
 	tb.Helper()
+	f := procStat(tb, pid)
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100
+}
+
+// childrenCPU is the user+system CPU time of pid's children that exited
+// and were waited for.
+func childrenCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	f := procStat(tb, pid)
+	cutime, _ := strconv.ParseInt(f[13], 10, 64)
+	cstime, _ := strconv.ParseInt(f[14], 10, 64)
+	return time.Duration(cutime+cstime) * time.Second / 100
+}
+
+// machineCPU is the machine's busy CPU time so far, all CPUs together.
+func machineCPU(tb testing.TB) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		busy += v
+	}
+	return time.Duration(busy) * time.Second / 100
+}
+
+// procStat is the fields of /proc/pid/stat after the command name.
+func procStat(tb testing.TB, pid int) []string {
+	tb.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// Fields after the command name (which may hold spaces) start at ')'.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100
+	// The command name may hold spaces; the fields start after ')'.
+	return strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
 }
 
 // processRSS is pid's resident memory in MB.
