@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -55,8 +56,45 @@ func TestAffinityTermMatchesLikeItsSelector(t *testing.T) {
 		if got := at.Matches(pod); got != want {
 			t.Fatalf("round %d: term %+v on pod %s %v: Matches = %v, want %v", round, term, pod.Namespace, pod.Labels, got, want)
 		}
+		// The bloom never turns a match away.
+		if got := at.MatchesPodInfo(NewPodInfo(pod)); got != want {
+			t.Fatalf("round %d: term %+v on pod %s %v: MatchesPodInfo = %v, want %v", round, term, pod.Namespace, pod.Labels, got, want)
+		}
+		if got := at.MatchesBloom(pod, 0); got != want {
+			t.Fatalf("round %d: MatchesBloom with an unknown bloom = %v, want %v", round, got, want)
+		}
 	}
 	if fast < 500 {
 		t.Errorf("only %d of 2000 terms took the matchLabels path", fast)
+	}
+}
+
+// TestLabelBloomRejectsWithoutReadingLabels: a placed pod whose bloom lacks
+// the term's bits is turned away on the bloom alone (here the pod's labels
+// were changed behind its PodInfo, which the cache never does, to tell the
+// two paths apart), and most pods of other groups are.
+func TestLabelBloomRejectsWithoutReadingLabels(t *testing.T) {
+	owner := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a"}}
+	term, err := newAffinityTerm(owner, &v1.PodAffinityTerm{TopologyKey: "zone", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"group": "g1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi := NewPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Labels: map[string]string{"group": "g2"}}})
+	pi.Pod.Labels["group"] = "g1"
+	if !term.Matches(pi.Pod) || term.MatchesPodInfo(pi) {
+		t.Errorf("Matches %v, MatchesPodInfo %v: want the bloom alone to reject", term.Matches(pi.Pod), term.MatchesPodInfo(pi))
+	}
+	rejected := 0
+	for i := range 1000 {
+		labels := map[string]string{"group": fmt.Sprintf("g%d", i+2), "app": "bench"}
+		if LabelBloom(labels)&term.bloom != term.bloom {
+			rejected++
+		}
+	}
+	if rejected < 900 {
+		t.Errorf("the bloom rejected %d of 1,000 pods of other groups", rejected)
+	}
+	if LabelBloom(map[string]string{"ab": "c"}) == LabelBloom(map[string]string{"a": "bc"}) {
+		t.Error("ab=c and a=bc have the same bloom")
 	}
 }

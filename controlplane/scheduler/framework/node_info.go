@@ -16,11 +16,15 @@ type PodInfo struct {
 	NonZeroRequests *Resource
 	// Affinity is the pod's parsed inter-pod (anti-)affinity.
 	Affinity *PodAffinity
+	// labelBloom is LabelBloom(Pod.Labels); 0 (no labels, or a PodInfo
+	// not made by NewPodInfo) means unknown.
+	labelBloom uint64
 }
 
 // NewPodInfo computes the requests of pod once.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
-	return &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true), Affinity: NewPodAffinity(pod)}
+	return &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true), Affinity: NewPodAffinity(pod),
+		labelBloom: LabelBloom(pod.Labels)}
 }
 
 // NodeInfo is one node as the scheduler sees it in a cycle: the Node object,

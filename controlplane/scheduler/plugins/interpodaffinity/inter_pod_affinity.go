@@ -125,6 +125,19 @@ func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
 	return true
 }
 
+// matchesAllPlaced is matchesAll for a placed pod, using its label bloom.
+func matchesAllPlaced(terms []framework.AffinityTerm, pi *framework.PodInfo) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].MatchesPodInfo(pi) {
+			return false
+		}
+	}
+	return true
+}
+
 // PreFilter counts, over every placed pod, the domains the pod's required
 // terms and the placed pods' required anti-affinity terms touch.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
@@ -149,6 +162,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		// Without required terms of its own, the pod only needs checking
 		// against the placed pods' required anti-affinity.
 		ownTerms := len(aff.RequiredAffinityTerms) > 0 || len(aff.RequiredAntiAffinityTerms) > 0
+		bloom := framework.LabelBloom(pod.Labels)
 		nodes := pl.lister.List()
 		// As kube-scheduler does, nodes are scanned on a parallel pool, each
 		// worker counting into its own maps, merged at the end.
@@ -165,19 +179,22 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 				if !ownTerms {
 					pods = ni.PodsWithRequiredAntiAffinity
 				}
+				// Terms are taken by pointer: a copy of each is as large as
+				// the check itself, done for every pod in the cluster.
 				for _, pi := range pods {
-					for _, t := range pi.Affinity.RequiredAntiAffinityTerms {
-						if t.Matches(pod) {
+					existing := pi.Affinity.RequiredAntiAffinityTerms
+					for i := range existing {
+						if t := &existing[i]; t.MatchesBloom(pod, bloom) {
 							local.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
 						}
 					}
-					if matchesAll(aff.RequiredAffinityTerms, pi.Pod) {
-						for _, t := range aff.RequiredAffinityTerms {
-							local.affinityCounts.add(node, t.TopologyKey, 1)
+					if matchesAllPlaced(aff.RequiredAffinityTerms, pi) {
+						for i := range aff.RequiredAffinityTerms {
+							local.affinityCounts.add(node, aff.RequiredAffinityTerms[i].TopologyKey, 1)
 						}
 					}
-					for _, t := range aff.RequiredAntiAffinityTerms {
-						if t.Matches(pi.Pod) {
+					for i := range aff.RequiredAntiAffinityTerms {
+						if t := &aff.RequiredAntiAffinityTerms[i]; t.MatchesPodInfo(pi) {
 							local.antiAffinityCounts.add(node, t.TopologyKey, 1)
 						}
 					}
@@ -222,7 +239,8 @@ func (*InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, 
 	if !satisfyPodAffinity(s, pod, node) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
 	}
-	for _, t := range s.affinity.RequiredAntiAffinityTerms {
+	for i := range s.affinity.RequiredAntiAffinityTerms {
+		t := &s.affinity.RequiredAntiAffinityTerms[i]
 		if v, ok := node.Labels[t.TopologyKey]; ok && s.antiAffinityCounts[topologyPair{t.TopologyKey, v}] > 0 {
 			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
 		}
@@ -289,6 +307,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		// Without preferred terms of its own, only placed pods with affinity
 		// terms can score.
 		ownTerms := len(aff.PreferredAffinityTerms) > 0 || len(aff.PreferredAntiAffinityTerms) > 0
+		bloom := framework.LabelBloom(pod.Labels)
 		for _, ni := range pl.lister.List() {
 			node := ni.Node()
 			pods := ni.Pods
@@ -296,32 +315,36 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 				pods = ni.PodsWithAffinity
 			}
 			for _, pi := range pods {
-				existing := pi.Pod
-				for _, t := range aff.PreferredAffinityTerms {
-					if t.Matches(existing) {
+				for i := range aff.PreferredAffinityTerms {
+					t := &aff.PreferredAffinityTerms[i]
+					if t.MatchesPodInfo(pi) {
 						add(node, t.TopologyKey, int64(t.Weight))
 					}
 				}
-				for _, t := range aff.PreferredAntiAffinityTerms {
-					if t.Matches(existing) {
+				for i := range aff.PreferredAntiAffinityTerms {
+					t := &aff.PreferredAntiAffinityTerms[i]
+					if t.MatchesPodInfo(pi) {
 						add(node, t.TopologyKey, -int64(t.Weight))
 					}
 				}
 				ea := pi.Affinity
 				if pl.hardPodAffinityWeight > 0 {
-					for _, t := range ea.RequiredAffinityTerms {
-						if t.Matches(pod) {
+					for i := range ea.RequiredAffinityTerms {
+						t := &ea.RequiredAffinityTerms[i]
+						if t.MatchesBloom(pod, bloom) {
 							add(node, t.TopologyKey, int64(pl.hardPodAffinityWeight))
 						}
 					}
 				}
-				for _, t := range ea.PreferredAffinityTerms {
-					if t.Matches(pod) {
+				for i := range ea.PreferredAffinityTerms {
+					t := &ea.PreferredAffinityTerms[i]
+					if t.MatchesBloom(pod, bloom) {
 						add(node, t.TopologyKey, int64(t.Weight))
 					}
 				}
-				for _, t := range ea.PreferredAntiAffinityTerms {
-					if t.Matches(pod) {
+				for i := range ea.PreferredAntiAffinityTerms {
+					t := &ea.PreferredAntiAffinityTerms[i]
+					if t.MatchesBloom(pod, bloom) {
 						add(node, t.TopologyKey, -int64(t.Weight))
 					}
 				}
