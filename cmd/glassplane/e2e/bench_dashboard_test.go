@@ -325,20 +325,21 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 // processCPU is the user+system CPU time of pid so far.
 func processCPU(tb testing.TB, pid int) time.Duration {
 	tb.Helper()
-	f := procStat(tb, pid)
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100
+	return statCPU(procStat(tb, pid), 11)
 }
 
 // childrenCPU is the user+system CPU time of pid's children that exited
 // and were waited for.
 func childrenCPU(tb testing.TB, pid int) time.Duration {
 	tb.Helper()
-	f := procStat(tb, pid)
-	cutime, _ := strconv.ParseInt(f[13], 10, 64)
-	cstime, _ := strconv.ParseInt(f[14], 10, 64)
-	return time.Duration(cutime+cstime) * time.Second / 100
+	return statCPU(procStat(tb, pid), 13)
+}
+
+// statCPU sums the two clock-tick fields of procStat's fields from i.
+func statCPU(f []string, i int) time.Duration {
+	user, _ := strconv.ParseInt(f[i], 10, 64)
+	system, _ := strconv.ParseInt(f[i+1], 10, 64)
+	return time.Duration(user+system) * time.Second / 100
 }
 
 // machineCPU is the machine's busy CPU time so far, all CPUs together.

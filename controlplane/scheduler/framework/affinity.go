@@ -74,6 +74,9 @@ func (t *AffinityTerm) MatchesPodInfo(pi *PodInfo) bool {
 	return t.MatchesBloom(pi.Pod, pi.labelBloom)
 }
 
+// LabelBloom is LabelBloom of the pod's labels, 0 when not known.
+func (pi *PodInfo) LabelBloom() uint64 { return pi.labelBloom }
+
 // Matches reports whether pod lies in one of the term's namespaces and
 // carries labels its selector selects. Namespace labels are not known to
 // the scheduler, so a namespaceSelector matches when it selects an empty

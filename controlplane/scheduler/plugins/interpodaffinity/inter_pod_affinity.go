@@ -113,25 +113,14 @@ type preFilterState struct {
 	antiAffinityCounts topologyToMatchedTermCount
 }
 
-func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+// matchesAll reports whether pod matches every term (and there is one);
+// bloom is its LabelBloom, 0 when not known.
+func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod, bloom uint64) bool {
 	if len(terms) == 0 {
 		return false
 	}
 	for i := range terms {
-		if !terms[i].Matches(pod) {
-			return false
-		}
-	}
-	return true
-}
-
-// matchesAllPlaced is matchesAll for a placed pod, using its label bloom.
-func matchesAllPlaced(terms []framework.AffinityTerm, pi *framework.PodInfo) bool {
-	if len(terms) == 0 {
-		return false
-	}
-	for i := range terms {
-		if !terms[i].MatchesPodInfo(pi) {
+		if !terms[i].MatchesBloom(pod, bloom) {
 			return false
 		}
 	}
@@ -188,7 +177,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 							local.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
 						}
 					}
-					if matchesAllPlaced(aff.RequiredAffinityTerms, pi) {
+					if matchesAll(aff.RequiredAffinityTerms, pi.Pod, pi.LabelBloom()) {
 						for i := range aff.RequiredAffinityTerms {
 							local.affinityCounts.add(node, aff.RequiredAffinityTerms[i].TopologyKey, 1)
 						}
@@ -274,7 +263,7 @@ func satisfyPodAffinity(s *preFilterState, pod *v1.Pod, node *v1.Node) bool {
 	if podsExist {
 		return true
 	}
-	return len(s.affinityCounts) == 0 && matchesAll(s.affinity.RequiredAffinityTerms, pod)
+	return len(s.affinityCounts) == 0 && matchesAll(s.affinity.RequiredAffinityTerms, pod, 0)
 }
 
 // preScoreState is the score of each domain, computed once per cycle.
