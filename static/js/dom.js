@@ -43,7 +43,10 @@ export function clock(iso) {
 // next flash only adds it, and an element still flashing keeps its flash.
 // At most MAX_FLASHING elements flash at once: past that the page is
 // showing a burst of changes, each drawn but not all highlighted (every
-// highlight is repainted in every frame it lasts).
+// highlight is repainted in every frame it lasts). An element the browser
+// is not rendering (off screen in a content-visibility: auto region, whose
+// animations do not run) does not flash, and one that stopped being
+// rendered while flashing stops.
 const MAX_FLASHING = 32;
 const flashing = new Set(); // elements wearing the class
 const queued = new Set();
@@ -57,17 +60,27 @@ function unflash(ev) {
 document.addEventListener("animationend", unflash);
 document.addEventListener("animationcancel", unflash);
 
+// rendered reports whether the browser draws n: connected, and not inside
+// a subtree it skips.
+function rendered(n) {
+  if (!n.isConnected) return false;
+  return typeof n.checkVisibility !== "function" || n.checkVisibility({ contentVisibilityAuto: true });
+}
+
 export function flash(node) {
   queued.add(node);
   if (flashFrame) return;
   flashFrame = requestAnimationFrame(() => {
     flashFrame = 0;
     for (const n of flashing) {
-      if (!n.isConnected) flashing.delete(n);
+      if (!rendered(n)) {
+        n.classList.remove("flash");
+        flashing.delete(n);
+      }
     }
     for (const n of queued) {
       if (flashing.size >= MAX_FLASHING) break;
-      if (flashing.has(n) || !n.isConnected) continue;
+      if (flashing.has(n) || !rendered(n)) continue;
       n.classList.add("flash");
       flashing.add(n);
     }
