@@ -2,11 +2,14 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
@@ -116,47 +119,115 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 	if !ok {
 		return msgs
 	}
-	head := decodeHead(ev.Value)
-	if head.Metadata.Name != "" {
-		ref.Name, ref.Namespace = head.Metadata.Name, head.Metadata.Namespace
-	}
-	msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = head.Kind, ref.Namespace, ref.Name
-	if ref.StorageResource == "events" && head.Kind == "Event" {
-		if ev.Type == storage.EventDelete {
-			return msgs
-		}
+	if ref.StorageResource == "events" {
+		// One decode gives the Event and its head.
 		var e corev1.Event
-		if err := json.Unmarshal(ev.Value, &e); err != nil {
-			return msgs
+		if err := json.Unmarshal(ev.Value, &e); err == nil && e.Kind == "Event" {
+			if e.Name != "" {
+				ref.Name, ref.Namespace = e.Name, e.Namespace
+			}
+			msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = e.Kind, ref.Namespace, ref.Name
+			if ev.Type == storage.EventDelete {
+				return msgs
+			}
+			return append(msgs, eventMessage(&e, ev.Key, ev.Revision))
 		}
-		return append(msgs, eventMessage(&e, ev.Key, ev.Revision))
 	}
+	// One decode reads the head and the few fields a summary shows. A field
+	// of another shape than the summary's (a custom resource's spec that is
+	// a string) is skipped and the rest still decoded; the value is valid
+	// JSON unless the decoder found a syntax error.
+	var sum objectSummary
+	valid := true
+	if err := json.Unmarshal(ev.Value, &sum); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		valid = errors.As(err, &typeErr)
+	}
+	meta := &sum.Metadata
+	if meta.Name != "" {
+		ref.Name, ref.Namespace = meta.Name, meta.Namespace
+	}
+	msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = sum.Kind, ref.Namespace, ref.Name
 	resource := apiResource(ref.StorageResource)
 	w := Message{
 		Type: MessageWatch, EventType: watchType(ev), Key: ev.Key, Revision: ev.Revision,
 		ResourceVersion: strconv.FormatInt(ev.Revision, 10),
-		UID:             string(head.Metadata.UID), APIVersion: head.APIVersion, Kind: head.Kind,
+		UID:             string(meta.UID), APIVersion: sum.APIVersion, Kind: sum.Kind,
 		Resource: resource, Namespace: ref.Namespace, Name: ref.Name,
 		Href:      objectHref(resource, ref.Namespace, ref.Name),
-		Component: lastManager(head.Metadata), Timestamp: ts,
-		Object: json.RawMessage(maskSecrets(ev.Value)),
+		Component: lastManager(meta.ManagedFields), Timestamp: ts,
 	}
-	if !json.Valid(w.Object) {
-		w.Object = nil
+	if valid {
+		w.Object = json.RawMessage(ev.Value)
+		if sum.Kind == "Secret" {
+			w.Object = maskSecrets(ev.Value)
+		}
 	}
-	switch head.Kind {
+	switch sum.Kind {
 	case "Pod":
-		var p corev1.Pod
-		if json.Unmarshal(ev.Value, &p) == nil {
-			w.Phase, w.NodeName = podPhase(&p), p.Spec.NodeName
-		}
+		w.Phase, w.NodeName = summaryPhase(&sum), sum.Spec.NodeName
 	case "Node":
-		var n corev1.Node
-		if json.Unmarshal(ev.Value, &n) == nil {
-			w.Ready = nodeReady(&n)
-		}
+		w.Ready = summaryReady(&sum)
 	}
 	return append(msgs, w)
+}
+
+// objectSummary is an object's head and the fields of its spec and status
+// the dashboard's summaries show: a pod's node and phase, a node's Ready
+// condition.
+type objectSummary struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        summaryMeta `json:"metadata"`
+	Spec            struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+	Status struct {
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// summaryMeta is the part of an object's metadata a summary reads: of the
+// managed fields, only who wrote when (decoding each entry's field set
+// would cost more than the rest of the object).
+type summaryMeta struct {
+	Name              string       `json:"name"`
+	Namespace         string       `json:"namespace"`
+	UID               types.UID    `json:"uid"`
+	DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	ManagedFields     []managedBy  `json:"managedFields"`
+}
+
+// managedBy is who wrote a managed fields entry, and when.
+type managedBy struct {
+	Manager string       `json:"manager"`
+	Time    *metav1.Time `json:"time"`
+}
+
+// summaryPhase is a pod's phase as the dashboard shows it: Terminating
+// once it is being deleted, Pending when no phase is set yet.
+func summaryPhase(s *objectSummary) string {
+	if s.Metadata.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	if s.Status.Phase == "" {
+		return string(corev1.PodPending)
+	}
+	return s.Status.Phase
+}
+
+// summaryReady is the status of a node's Ready condition (Unknown when it
+// has none), from its summary.
+func summaryReady(s *objectSummary) string {
+	for _, c := range s.Status.Conditions {
+		if c.Type == string(corev1.NodeReady) {
+			return c.Status
+		}
+	}
+	return string(corev1.ConditionUnknown)
 }
 
 func watchType(ev storage.Event) string {
@@ -240,17 +311,6 @@ func kindOfResource(resource string) string {
 		}
 	}
 	return ""
-}
-
-// podPhase is the pod's phase, Pending when none is set yet.
-func podPhase(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	if p.Status.Phase == "" {
-		return string(corev1.PodPending)
-	}
-	return string(p.Status.Phase)
 }
 
 // nodeReady is the status of the node's Ready condition.

@@ -30,10 +30,10 @@ func decodeHead(value []byte) objectHead {
 
 // lastManager names the field manager of the newest managedFields entry: the
 // component that last wrote the object, when the API server records it.
-func lastManager(m metav1.ObjectMeta) string {
+func lastManager(fields []managedBy) string {
 	var name string
 	var newest time.Time
-	for _, f := range m.ManagedFields {
+	for _, f := range fields {
 		if f.Time == nil {
 			if name == "" {
 				name = f.Manager

@@ -48,22 +48,25 @@ func (d *Dashboard) overview(c *echo.Context) error {
 func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 	var vm components.Overview
 	index := map[string]int{}
+	// A summary's decode reads the few fields a box or chip shows, not a
+	// whole Node or Pod.
 	for _, kv := range nodes {
-		var n corev1.Node
+		var n objectSummary
 		if err := json.Unmarshal(kv.Value, &n); err != nil {
 			continue
 		}
-		index[n.Name] = len(vm.Nodes)
-		vm.Nodes = append(vm.Nodes, components.NodeBox{Name: n.Name, Ready: nodeReady(&n), Href: objectHref("nodes", "", n.Name)})
+		index[n.Metadata.Name] = len(vm.Nodes)
+		vm.Nodes = append(vm.Nodes, components.NodeBox{Name: n.Metadata.Name, Ready: summaryReady(&n), Href: objectHref("nodes", "", n.Metadata.Name)})
 	}
 	for _, kv := range pods {
-		var p corev1.Pod
+		var p objectSummary
 		if err := json.Unmarshal(kv.Value, &p); err != nil {
 			continue
 		}
+		ns, name := p.Metadata.Namespace, p.Metadata.Name
 		chip := components.PodChip{
-			Namespace: p.Namespace, Name: p.Name, Phase: podPhase(&p), NodeName: p.Spec.NodeName,
-			Href: objectHref("pods", p.Namespace, p.Name),
+			Namespace: ns, Name: name, Phase: summaryPhase(&p), NodeName: p.Spec.NodeName,
+			Href: objectHref("pods", ns, name),
 		}
 		if i, ok := index[p.Spec.NodeName]; ok {
 			vm.Nodes[i].Pods = append(vm.Nodes[i].Pods, chip)
