@@ -619,7 +619,7 @@ func (a *Agent) startCreated(ctx context.Context, w *podWorker, pod *corev1.Pod,
 // warning.
 func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) bool {
 	ref := containerRef(pod, c.Name)
-	_, present, err := a.cfg.Runtime.ImageStatus(ctx, c.Image)
+	had, present, err := a.cfg.Runtime.ImageStatus(ctx, c.Image)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -676,9 +676,14 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		return false
 	}
 	delete(w.backoffs, pullKey)
-	select {
-	case a.statusKick <- struct{}{}:
-	default:
+	if !present || img.ID != had.ID {
+		// The node's image list changed: post it now, for ImageLocality.
+		// A pull that found the same image (pull policy Always) leaves it
+		// to the periodic status.
+		select {
+		case a.statusKick <- struct{}{}:
+		default:
+		}
 	}
 	took := time.Since(start).Truncate(time.Millisecond)
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, img.Size)
