@@ -38,9 +38,10 @@ export function clock(iso) {
 }
 
 // flash marks an element as just changed for a moment (the .flash CSS
-// animation). Flashes start together in the next frame, and none forces a
-// style or layout pass: the class comes off when the animation ends, so the
-// next flash only adds it, and an element still flashing keeps its flash.
+// animation). Flashes start together in the next frame, after one style
+// pass (to know which elements are drawn) and no layout: the class comes
+// off when the animation ends, so the next flash only adds it, and an
+// element still flashing keeps its flash.
 // At most MAX_FLASHING elements flash at once: past that the page is
 // showing a burst of changes, each drawn but not all highlighted (every
 // highlight is repainted in every frame it lasts). An element the browser
@@ -61,7 +62,9 @@ document.addEventListener("animationend", unflash);
 document.addEventListener("animationcancel", unflash);
 
 // rendered reports whether the browser draws n: connected, and not inside
-// a subtree it skips.
+// a subtree it skips. It needs the page's style up to date, so a frame
+// asks it of every element before changing any class (one style pass, not
+// one per element).
 function rendered(n) {
   if (!n.isConnected) return false;
   return typeof n.checkVisibility !== "function" || n.checkVisibility({ contentVisibilityAuto: true });
@@ -72,19 +75,26 @@ export function flash(node) {
   if (flashFrame) return;
   flashFrame = requestAnimationFrame(() => {
     flashFrame = 0;
-    for (const n of flashing) {
-      if (!rendered(n)) {
-        n.classList.remove("flash");
-        flashing.delete(n);
-      }
-    }
+    // Read first: which flashing elements left the screen, which queued
+    // ones may flash. Then write.
+    const stop = [...flashing].filter((n) => !rendered(n));
+    const start = [];
+    let room = MAX_FLASHING - flashing.size + stop.length;
     for (const n of queued) {
-      if (flashing.size >= MAX_FLASHING) break;
+      if (room <= 0) break;
       if (flashing.has(n) || !rendered(n)) continue;
+      start.push(n);
+      room--;
+    }
+    queued.clear();
+    for (const n of stop) {
+      n.classList.remove("flash");
+      flashing.delete(n);
+    }
+    for (const n of start) {
       n.classList.add("flash");
       flashing.add(n);
     }
-    queued.clear();
   });
 }
 
