@@ -2,6 +2,8 @@
 // etcd) that registers its Node, renews its Lease in kube-node-lease (from
 // the copy it last wrote, without reading it), posts the node status when
 // it changed or every five minutes (kubelet's nodeStatusReportFrequency),
+// and at once after a pull that changed its image list (for the
+// scheduler's ImageLocality; a pull that found the same image does not),
 // watches only the pods bound to it, runs them through a runtime.Runtime
 // (containerd or simulated) and reports back what happened the way kubelet
 // does: pod status, container statuses and core/v1 Events (Pulling, Pulled,
