@@ -88,7 +88,13 @@ func (sel *selection) matchesShared(res *resource, ev storage.Event, prev bool, 
 		res  *resource
 		prev bool
 	}
-	set := ev.Memo.Do(fieldsKey{res, prev}, func() any { return res.fieldSet(obj) }).(fields.Set)
+	// The previous value's fields were computed for the event that wrote
+	// it, when the store still keeps that event's memo.
+	memo := ev.Memo
+	if prev && ev.PrevMemo != nil {
+		memo, prev = ev.PrevMemo, false
+	}
+	set := memo.Do(fieldsKey{res, prev}, func() any { return res.fieldSet(obj) }).(fields.Set)
 	return sel.fields.Matches(set)
 }
 

@@ -113,24 +113,55 @@ type memoResult struct {
 }
 
 // decodeShared decodes a storage event's new (or, with prev, previous)
-// value once for every watcher of the resource.
+// value once for every watcher of the resource. The previous value is the
+// object as it was, with its own resourceVersion (PrevRevision); when the
+// store still keeps the event that wrote it (ev.PrevMemo), what was decoded
+// for that event's watchers is reused.
 func decodeShared(res *resource, ev storage.Event, prev bool) (runtime.Object, error) {
-	type decodeKey struct {
-		res  *resource
-		prev bool
+	if !prev {
+		return decodeMemo(res, ev.Memo, ev.Value, ev.Revision)
 	}
-	v := ev.Memo.Do(decodeKey{res, prev}, func() any {
-		value := ev.Value
-		if prev {
-			value = ev.PrevValue
-		}
-		obj, err := decodeStored(res, value, ev.Revision)
+	if ev.PrevMemo != nil {
+		return decodeMemo(res, ev.PrevMemo, ev.PrevValue, ev.PrevRevision)
+	}
+	type prevKey struct{ res *resource }
+	v := ev.Memo.Do(prevKey{res}, func() any {
+		obj, err := decodeStored(res, ev.PrevValue, ev.PrevRevision)
 		return memoResult{obj, err}
 	}).(memoResult)
 	if v.err != nil {
 		return nil, v.err
 	}
 	return v.val.(runtime.Object), nil
+}
+
+// decodeMemo decodes value, written at rev, as res once for every holder
+// of memo, the Memo of the event that wrote it (nil: decode it here, for
+// the caller alone). The object is shared: read it, never change it.
+func decodeMemo(res *resource, memo *storage.Memo, value []byte, rev int64) (runtime.Object, error) {
+	type decodeKey struct{ res *resource }
+	v := memo.Do(decodeKey{res}, func() any {
+		obj, err := decodeStored(res, value, rev)
+		return memoResult{obj, err}
+	}).(memoResult)
+	if v.err != nil {
+		return nil, v.err
+	}
+	return v.val.(runtime.Object), nil
+}
+
+// deletedShared is ev's previous object as a DELETED event sends it to a
+// watcher it stopped matching: as it was, at the event's resourceVersion,
+// as kube-apiserver's watch cache sends it. One copy for every watcher.
+func deletedShared(res *resource, ev storage.Event, prev runtime.Object) runtime.Object {
+	type deletedKey struct{ res *resource }
+	return ev.Memo.Do(deletedKey{res}, func() any {
+		obj := prev.DeepCopyObject()
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetResourceVersion(strconv.FormatInt(ev.Revision, 10))
+		}
+		return obj
+	}).(runtime.Object)
 }
 
 // podNodeName indexes pod events by spec.nodeName for the storage fan-out.
@@ -362,7 +393,7 @@ func (ws *watchStream) deliver(sel *selection, ev storage.Event) error {
 	case curMatch:
 		typ = watch.Added
 	case prevMatch:
-		return ws.sendShared(ev.Memo, watch.Deleted, prev, true)
+		return ws.sendShared(ev.Memo, watch.Deleted, deletedShared(res, ev, prev), true)
 	default:
 		return nil
 	}

@@ -283,12 +283,30 @@ func TestWatchSelectorsTurnNonMatchingIntoDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Labels["tier"] = "back"
-	if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+	updated, err := pods.Update(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	ev := nextEvent(t, w)
 	if ev.Type != watch.Deleted || ev.Object.(*corev1.Pod).Name != "sel" {
 		t.Fatalf("event %s %s, want DELETED sel (stopped matching)", ev.Type, ev.Object.(*corev1.Pod).Name)
+	}
+	// As kube-apiserver's watch cache sends it: the object as it last
+	// matched, at the resourceVersion of the change that made it stop.
+	gone := ev.Object.(*corev1.Pod)
+	if gone.Labels["tier"] != "front" || gone.ResourceVersion != updated.ResourceVersion {
+		t.Errorf("DELETED object has tier=%q at resourceVersion %s, want tier=front at %s", gone.Labels["tier"], gone.ResourceVersion, updated.ResourceVersion)
+	}
+	// The update that made the DELETED did not change the stored object
+	// the watchers share: the next update starts from the right one.
+	updated.Labels["tier"] = "front"
+	again, err := pods.Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = nextEvent(t, w)
+	if ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != again.ResourceVersion {
+		t.Fatalf("event %s at %s, want ADDED sel at %s (matching again)", ev.Type, ev.Object.(*corev1.Pod).ResourceVersion, again.ResourceVersion)
 	}
 }
 

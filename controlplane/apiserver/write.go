@@ -191,9 +191,14 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 		if err != nil {
 			return nil, storageError(q.res, name, err)
 		}
-		cur, err := decodeStored(q.res, kv.Value, kv.ModRevision)
+		// A recent value comes with what the store's watchers decoded of
+		// it: a copy of that costs far less than decoding it again.
+		cur, err := decodeMemo(q.res, kv.Memo, kv.Value, kv.ModRevision)
 		if err != nil {
 			return nil, err
+		}
+		if kv.Memo != nil {
+			cur = cur.DeepCopyObject()
 		}
 		next, err := mutate(cur.DeepCopyObject())
 		if err == nil {

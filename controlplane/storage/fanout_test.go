@@ -117,3 +117,53 @@ func TestFanOutClosesAFullWatcherOnly(t *testing.T) {
 		t.Errorf("routing after closing the slow watcher: %+v, %d watchers", g, len(s.watchers))
 	}
 }
+
+// TestPrevMemoFollowsTheKey checks that an event gets the Memo of the event
+// that wrote its previous value while the store keeps it, that Recent
+// hands out the same Memo, and that the Memo is let go after memoWindow
+// more changes.
+func TestPrevMemoFollowsTheKey(t *testing.T) {
+	s := New(nil, Config{})
+	put := func(key string, rev, prevRev int64) *Event {
+		ev := &Event{Type: EventPut, Key: key, Value: []byte(fmt.Sprint(rev)), Revision: rev, Memo: &Memo{}}
+		if prevRev > 0 {
+			ev.PrevValue, ev.PrevRevision = []byte(fmt.Sprint(prevRev)), prevRev
+		} else {
+			ev.Created = true
+		}
+		s.mu.Lock()
+		s.noteLatest(ev, 1)
+		s.mu.Unlock()
+		return ev
+	}
+	first := put("/registry/pods/ns/a", 1, 0)
+	if first.PrevMemo != nil {
+		t.Error("a created key's event has a PrevMemo")
+	}
+	second := put("/registry/pods/ns/a", 2, 1)
+	if second.PrevMemo != first.Memo {
+		t.Error("the second change of a key does not carry the first change's Memo")
+	}
+	if kv, ok := s.Recent("/registry/pods/ns/a"); !ok || kv.Memo != second.Memo || kv.ModRevision != 2 {
+		t.Errorf("Recent = %+v, %v; want revision 2 with the second change's Memo", kv, ok)
+	}
+	// A previous value the store did not see written gets no Memo.
+	if ev := put("/registry/pods/ns/a", 4, 3); ev.PrevMemo != nil {
+		t.Error("an event whose previous revision the store did not deliver carries a PrevMemo")
+	}
+	rev := int64(5)
+	put("/registry/pods/ns/b", rev, 0)
+	for range 2 * memoWindow {
+		rev++
+		put("/registry/configmaps/ns/c", rev, rev-1)
+	}
+	if kv, ok := s.Recent("/registry/pods/ns/b"); !ok || kv.Memo != nil {
+		t.Errorf("Recent of a key unchanged for %d changes = %+v, %v; want its value without a Memo", 2*memoWindow, kv, ok)
+	}
+	if ev := put("/registry/pods/ns/b", rev+1, 5); ev.PrevMemo != nil {
+		t.Error("an event carries the Memo of a change older than the memo window")
+	}
+	if kv, _ := s.Recent("/registry/configmaps/ns/c"); kv == nil || kv.Memo == nil {
+		t.Error("the newest change of a key has no Memo in Recent")
+	}
+}

@@ -54,6 +54,11 @@ type KeyValue struct {
 	// ModRevision is the revision of the last write; it is the object's
 	// resourceVersion.
 	ModRevision int64
+	// Memo is, on a value from Recent that changed in the last memoWindow
+	// changes, the memo of the event that wrote it: what its watchers
+	// derived from the value (the decoded object) is there to share.
+	// Nil otherwise.
+	Memo *Memo
 }
 
 // EventType says what happened to a key.
@@ -74,8 +79,9 @@ type Event struct {
 	Value []byte
 	// PrevValue is the value before this change (nil for a create).
 	PrevValue []byte
-	// Revision is the etcd revision of the change.
-	Revision int64
+	// Revision is the etcd revision of the change; PrevRevision that of
+	// PrevValue.
+	Revision, PrevRevision int64
 	// Created is true when a put made the key exist.
 	Created bool
 	// Memo is shared by every watcher handed this event by the fan-out, so
@@ -84,6 +90,10 @@ type Event struct {
 	// kube-apiserver's watch cache shares one cachingObject. Nil on events
 	// replayed from history or read straight from etcd.
 	Memo *Memo
+	// PrevMemo is the Memo of the event that wrote PrevValue, while the
+	// store keeps it (the last memoWindow changes): what was derived from
+	// the previous value then is not derived again. Nil otherwise.
+	PrevMemo *Memo
 }
 
 // Memo holds values derived from one Event, each computed once.
@@ -160,6 +170,9 @@ type Store struct {
 	// revision order, for evicting (see Recent).
 	latest      map[string]KeyValue
 	latestOrder []keyRevision
+	// memoOrder are the changes whose latest entry may still hold its
+	// event's Memo, oldest first; past memoWindow the memo is let go.
+	memoOrder []keyRevision
 	// indexers are the index functions of key prefixes (SetIndexer).
 	indexers map[string]IndexFunc
 	// revChanged is closed and replaced whenever rev grows.
@@ -235,14 +248,37 @@ type keyRevision struct {
 	rev int64
 }
 
+// memoWindow is how many of the latest changes keep their event's Memo in
+// latest: long enough for the next change of a key written in quick
+// succession (a pod bound, then its status posted), short enough that the
+// decoded objects and encoded frames do not pile up.
+const memoWindow = 512
+
 // noteLatest records ev in latest, evicting the oldest changes beyond
-// 2×History. Callers hold s.mu.
-func (s *Store) noteLatest(ev Event, createRev int64) {
+// 2×History. It first gives ev the Memo of the change that wrote its
+// previous value, when latest still holds it. Callers hold s.mu.
+func (s *Store) noteLatest(ev *Event, createRev int64) {
+	if prev, ok := s.latest[ev.Key]; ok && ev.PrevValue != nil && prev.ModRevision == ev.PrevRevision {
+		ev.PrevMemo = prev.Memo
+	}
 	if ev.Type == EventDelete {
 		delete(s.latest, ev.Key)
 		return
 	}
-	s.latest[ev.Key] = KeyValue{Key: ev.Key, Value: ev.Value, CreateRevision: createRev, ModRevision: ev.Revision}
+	s.latest[ev.Key] = KeyValue{Key: ev.Key, Value: ev.Value, CreateRevision: createRev, ModRevision: ev.Revision, Memo: ev.Memo}
+	s.memoOrder = append(s.memoOrder, keyRevision{ev.Key, ev.Revision})
+	if len(s.memoOrder) > 2*memoWindow {
+		over := len(s.memoOrder) - memoWindow
+		for _, old := range s.memoOrder[:over] {
+			if cur, ok := s.latest[old.key]; ok && cur.ModRevision == old.rev {
+				cur.Memo = nil
+				s.latest[old.key] = cur
+			}
+		}
+		n := copy(s.memoOrder, s.memoOrder[over:])
+		clear(s.memoOrder[n:])
+		s.memoOrder = s.memoOrder[:n]
+	}
 	s.latestOrder = append(s.latestOrder, keyRevision{ev.Key, ev.Revision})
 	if len(s.latestOrder) > 4*s.cfg.History {
 		over := len(s.latestOrder) - 2*s.cfg.History

@@ -157,11 +157,13 @@ func (s *Store) feed(wch clientv3.WatchChan) error {
 		}
 		events := make([]Event, 0, len(resp.Events))
 		for _, ev := range resp.Events {
-			events = append(events, convert(ev))
+			e := convert(ev)
+			e.Memo = &Memo{}
+			events = append(events, e)
 		}
 		s.mu.Lock()
 		for i, ev := range resp.Events {
-			s.noteLatest(events[i], ev.Kv.CreateRevision)
+			s.noteLatest(&events[i], ev.Kv.CreateRevision)
 		}
 		s.mu.Unlock()
 		s.publish(events, resp.Header.Revision)
@@ -172,7 +174,7 @@ func (s *Store) feed(wch clientv3.WatchChan) error {
 func convert(ev *clientv3.Event) Event {
 	e := Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
 	if ev.PrevKv != nil {
-		e.PrevValue = ev.PrevKv.Value
+		e.PrevValue, e.PrevRevision = ev.PrevKv.Value, ev.PrevKv.ModRevision
 	}
 	if ev.Type == mvccpb.DELETE {
 		e.Type = EventDelete
@@ -194,8 +196,12 @@ func (s *Store) publish(events []Event, headerRev int64) {
 	for _, ev := range events {
 		// The history keeps the raw event only: a memo's decoded objects
 		// would stay alive as long as the ring holds them.
-		s.history = append(s.history, ev)
-		ev.Memo = &Memo{}
+		raw := ev
+		raw.Memo, raw.PrevMemo = nil, nil
+		s.history = append(s.history, raw)
+		if ev.Memo == nil {
+			ev.Memo = &Memo{}
+		}
 		var indexed map[string][2]string // index values by indexer
 		for _, g := range s.groups {
 			if !strings.HasPrefix(ev.Key, g.prefix) {
@@ -303,6 +309,7 @@ func (s *Store) resetHistory(rev int64) {
 	s.rev = rev
 	clear(s.latest)
 	s.latestOrder = nil
+	s.memoOrder = nil
 }
 
 // Watch streams the changes under prefix with a revision greater than
