@@ -9,7 +9,7 @@
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
 // only the message types, and objects of the kinds, it asks for, batched
-// into at most one frame per 16 ms). It reads
+// into at most one frame per 50 ms). It reads
 // cluster state only through the object store (storage.Store: List, Get,
 // Watch, and its etcd client for reads at past revisions) and the audit
 // ring, as any watcher of the API does, and it writes only through the real

@@ -3,8 +3,8 @@
 // only: a pod's object is most of its message), starts from the revision and audit sequence the page was
 // rendered at, resumes from the last ones it saw after a drop, and reloads
 // the page when the server says changes were lost (resync). Each frame is a
-// JSON array of messages (a busy cluster's changes arrive a few dozen frames
-// a second), handled in order.
+// JSON array of messages (a busy cluster's changes arrive twenty frames a
+// second), handled in order.
 
 const MAX_DELAY_MS = 5000;
 
