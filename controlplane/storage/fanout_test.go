@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFanOutMatchesEveryWatchersFilter publishes random events to random
@@ -121,9 +122,10 @@ func TestFanOutClosesAFullWatcherOnly(t *testing.T) {
 // TestPrevMemoFollowsTheKey checks that an event gets the Memo of the event
 // that wrote its previous value while the store keeps it, that Recent
 // hands out the same Memo, and that the Memo is let go after memoWindow
-// more changes.
+// more changes or after memoMaxAge.
 func TestPrevMemoFollowsTheKey(t *testing.T) {
 	s := New(nil, Config{})
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	put := func(key string, rev, prevRev int64) *Event {
 		ev := &Event{Type: EventPut, Key: key, Value: []byte(fmt.Sprint(rev)), Revision: rev, Memo: &Memo{}}
 		if prevRev > 0 {
@@ -132,7 +134,7 @@ func TestPrevMemoFollowsTheKey(t *testing.T) {
 			ev.Created = true
 		}
 		s.mu.Lock()
-		s.noteLatest(ev, 1)
+		s.noteLatest(ev, 1, now)
 		s.mu.Unlock()
 		return ev
 	}
@@ -151,19 +153,36 @@ func TestPrevMemoFollowsTheKey(t *testing.T) {
 	if ev := put("/registry/pods/ns/a", 4, 3); ev.PrevMemo != nil {
 		t.Error("an event whose previous revision the store did not deliver carries a PrevMemo")
 	}
+
+	// Past the window.
 	rev := int64(5)
 	put("/registry/pods/ns/b", rev, 0)
-	for range 2 * memoWindow {
+	for range memoWindow {
 		rev++
 		put("/registry/configmaps/ns/c", rev, rev-1)
 	}
 	if kv, ok := s.Recent("/registry/pods/ns/b"); !ok || kv.Memo != nil {
-		t.Errorf("Recent of a key unchanged for %d changes = %+v, %v; want its value without a Memo", 2*memoWindow, kv, ok)
+		t.Errorf("Recent of a key unchanged for %d changes = %+v, %v; want its value without a Memo", memoWindow, kv, ok)
 	}
 	if ev := put("/registry/pods/ns/b", rev+1, 5); ev.PrevMemo != nil {
 		t.Error("an event carries the Memo of a change older than the memo window")
 	}
+	rev++
 	if kv, _ := s.Recent("/registry/configmaps/ns/c"); kv == nil || kv.Memo == nil {
 		t.Error("the newest change of a key has no Memo in Recent")
+	}
+
+	// Past the age: a quiet store lets go of its Memos at its next change.
+	now = now.Add(memoMaxAge + time.Second)
+	rev++
+	last := put("/registry/configmaps/ns/c", rev, rev-2)
+	if last.PrevMemo != nil {
+		t.Error("an event carries the Memo of a change older than memoMaxAge")
+	}
+	if kv, _ := s.Recent("/registry/pods/ns/b"); kv == nil || kv.Memo != nil {
+		t.Errorf("Recent of a key changed more than memoMaxAge ago = %+v; want its value without a Memo", kv)
+	}
+	if live := len(s.memoOrder) - s.memoHead; live != 1 {
+		t.Errorf("%d changes hold Memos after a quiet spell, want 1 (the newest)", live)
 	}
 }

@@ -54,8 +54,8 @@ type KeyValue struct {
 	// ModRevision is the revision of the last write; it is the object's
 	// resourceVersion.
 	ModRevision int64
-	// Memo is, on a value from Recent that changed in the last memoWindow
-	// changes, the memo of the event that wrote it: what its watchers
+	// Memo is, on a value from Recent that changed among the last
+	// memoWindow changes and memoMaxAge, the memo of the event that wrote it: what its watchers
 	// derived from the value (the decoded object) is there to share.
 	// Nil otherwise.
 	Memo *Memo
@@ -91,7 +91,7 @@ type Event struct {
 	// replayed from history or read straight from etcd.
 	Memo *Memo
 	// PrevMemo is the Memo of the event that wrote PrevValue, while the
-	// store keeps it (the last memoWindow changes): what was derived from
+	// store keeps it (see memoWindow): what was derived from
 	// the previous value then is not derived again. Nil otherwise.
 	PrevMemo *Memo
 }
@@ -170,9 +170,10 @@ type Store struct {
 	// revision order, for evicting (see Recent).
 	latest      map[string]KeyValue
 	latestOrder []keyRevision
-	// memoOrder are the changes whose latest entry may still hold its
-	// event's Memo, oldest first; past memoWindow the memo is let go.
-	memoOrder []keyRevision
+	// memoOrder[memoHead:] are the changes whose latest entry may still
+	// hold its event's Memo, oldest first (see releaseMemos).
+	memoOrder []memoed
+	memoHead  int
 	// indexers are the index functions of key prefixes (SetIndexer).
 	indexers map[string]IndexFunc
 	// revChanged is closed and replaced whenever rev grows.
@@ -248,16 +249,50 @@ type keyRevision struct {
 	rev int64
 }
 
-// memoWindow is how many of the latest changes keep their event's Memo in
-// latest: long enough for the next change of a key written in quick
-// succession (a pod bound, then its status posted), short enough that the
-// decoded objects and encoded frames do not pile up.
-const memoWindow = 512
+// A change's Memo stays in latest while it is among the newest memoWindow
+// changes and younger than memoMaxAge: long enough for the next change of
+// a key written in quick succession (a pod bound, then its status posted),
+// short enough that decoded objects and encoded frames do not pile up, on
+// a busy cluster or (by age) on an idle one.
+const (
+	memoWindow = 512
+	memoMaxAge = 2 * time.Second
+)
 
-// noteLatest records ev in latest, evicting the oldest changes beyond
-// 2×History. It first gives ev the Memo of the change that wrote its
-// previous value, when latest still holds it. Callers hold s.mu.
-func (s *Store) noteLatest(ev *Event, createRev int64) {
+// memoed is a change whose latest entry was given its event's Memo.
+type memoed struct {
+	key string
+	rev int64
+	at  time.Time
+}
+
+// releaseMemos lets go of the Memos of the changes beyond the newest
+// memoWindow or older than memoMaxAge at now. Callers hold s.mu.
+func (s *Store) releaseMemos(now time.Time) {
+	for s.memoHead < len(s.memoOrder) {
+		old := s.memoOrder[s.memoHead]
+		if len(s.memoOrder)-s.memoHead <= memoWindow && now.Sub(old.at) <= memoMaxAge {
+			break
+		}
+		if cur, ok := s.latest[old.key]; ok && cur.ModRevision == old.rev {
+			cur.Memo = nil
+			s.latest[old.key] = cur
+		}
+		s.memoOrder[s.memoHead] = memoed{}
+		s.memoHead++
+	}
+	if s.memoHead > memoWindow {
+		n := copy(s.memoOrder, s.memoOrder[s.memoHead:])
+		clear(s.memoOrder[n:])
+		s.memoOrder, s.memoHead = s.memoOrder[:n], 0
+	}
+}
+
+// noteLatest records ev, delivered at now, in latest, evicting the oldest
+// changes beyond 2×History. It first gives ev the Memo of the change that
+// wrote its previous value, when latest still holds it. Callers hold s.mu.
+func (s *Store) noteLatest(ev *Event, createRev int64, now time.Time) {
+	s.releaseMemos(now)
 	if prev, ok := s.latest[ev.Key]; ok && ev.PrevValue != nil && prev.ModRevision == ev.PrevRevision {
 		ev.PrevMemo = prev.Memo
 	}
@@ -266,19 +301,8 @@ func (s *Store) noteLatest(ev *Event, createRev int64) {
 		return
 	}
 	s.latest[ev.Key] = KeyValue{Key: ev.Key, Value: ev.Value, CreateRevision: createRev, ModRevision: ev.Revision, Memo: ev.Memo}
-	s.memoOrder = append(s.memoOrder, keyRevision{ev.Key, ev.Revision})
-	if len(s.memoOrder) > 2*memoWindow {
-		over := len(s.memoOrder) - memoWindow
-		for _, old := range s.memoOrder[:over] {
-			if cur, ok := s.latest[old.key]; ok && cur.ModRevision == old.rev {
-				cur.Memo = nil
-				s.latest[old.key] = cur
-			}
-		}
-		n := copy(s.memoOrder, s.memoOrder[over:])
-		clear(s.memoOrder[n:])
-		s.memoOrder = s.memoOrder[:n]
-	}
+	s.memoOrder = append(s.memoOrder, memoed{ev.Key, ev.Revision, now})
+	s.releaseMemos(now)
 	s.latestOrder = append(s.latestOrder, keyRevision{ev.Key, ev.Revision})
 	if len(s.latestOrder) > 4*s.cfg.History {
 		over := len(s.latestOrder) - 2*s.cfg.History

@@ -161,9 +161,10 @@ func (s *Store) feed(wch clientv3.WatchChan) error {
 			e.Memo = &Memo{}
 			events = append(events, e)
 		}
+		now := time.Now()
 		s.mu.Lock()
 		for i, ev := range resp.Events {
-			s.noteLatest(&events[i], ev.Kv.CreateRevision)
+			s.noteLatest(&events[i], ev.Kv.CreateRevision, now)
 		}
 		s.mu.Unlock()
 		s.publish(events, resp.Header.Revision)
@@ -309,7 +310,7 @@ func (s *Store) resetHistory(rev int64) {
 	s.rev = rev
 	clear(s.latest)
 	s.latestOrder = nil
-	s.memoOrder = nil
+	s.memoOrder, s.memoHead = nil, 0
 }
 
 // Watch streams the changes under prefix with a revision greater than
