@@ -12,8 +12,8 @@
 // thousands of watchers a thousand simulated node agents hold. Recent answers the watch's
 // newest value of a recently changed key, the guess an update starts from
 // before it must read etcd (as kube-apiserver's updates start from the
-// watch cache). For the last few hundred changes the store also keeps each
-// one's Memo: Recent hands it out with the value, and the next change of
+// watch cache). For the last few hundred changes of the last two seconds
+// the store also keeps each one's Memo: Recent hands it out with the value, and the next change of
 // the same key carries it as PrevMemo, so what was decoded of a value once
 // is not decoded again for the update that replaces it or for matching the
 // watchers' selectors against the old value. Values are opaque bytes here (JSON
