@@ -43,10 +43,7 @@ func appendDecisionHead(b []byte, d *Decision) []byte {
 	b = appendTime(b, d.Time.Time)
 	b = append(b, `,"pod":`...)
 	b = appendString(b, d.Pod)
-	if d.Node != "" {
-		b = append(b, `,"node":`...)
-		b = appendString(b, d.Node)
-	}
+	b = appendOptString(b, `,"node":`, d.Node)
 	b = append(b, `,"nodes":`...)
 	b = strconv.AppendInt(b, int64(d.Nodes), 10)
 	b = append(b, `,"feasible":`...)
@@ -82,14 +79,8 @@ func appendFilter(b []byte, d *Decision) []byte {
 // appendRejection writes a filter entry's plugin and reason fields, when
 // set.
 func appendRejection(b []byte, f *NodeFilter) []byte {
-	if f.Plugin != "" {
-		b = append(b, `,"plugin":`...)
-		b = appendString(b, f.Plugin)
-	}
-	if f.Reason != "" {
-		b = append(b, `,"reason":`...)
-		b = appendString(b, f.Reason)
-	}
+	b = appendOptString(b, `,"plugin":`, f.Plugin)
+	b = appendOptString(b, `,"reason":`, f.Reason)
 	return b
 }
 
@@ -100,22 +91,13 @@ func appendDecisionTail(b []byte, d *Decision) []byte {
 		b = append(b, `,"scoresOmitted":`...)
 		b = strconv.AppendInt(b, int64(d.ScoresOmitted), 10)
 	}
-	if d.NominatedNode != "" {
-		b = append(b, `,"nominatedNode":`...)
-		b = appendString(b, d.NominatedNode)
-	}
+	b = appendOptString(b, `,"nominatedNode":`, d.NominatedNode)
 	if len(d.Victims) > 0 {
 		b = append(b, `,"victims":`...)
 		b = appendStrings(b, d.Victims)
 	}
-	if d.Record != "" {
-		b = append(b, `,"record":`...)
-		b = appendString(b, d.Record)
-	}
-	if d.Message != "" {
-		b = append(b, `,"message":`...)
-		b = appendString(b, d.Message)
-	}
+	b = appendOptString(b, `,"record":`, d.Record)
+	b = appendOptString(b, `,"message":`, d.Message)
 	return append(b, '}')
 }
 
@@ -184,6 +166,15 @@ const hexDigits = "0123456789abcdef"
 // appendString writes s as a JSON string the way encoding/json does
 // without HTML escaping: invalid UTF-8 becomes U+FFFD, and U+2028 and
 // U+2029 are escaped.
+// appendOptString writes the field whose name and colon are key, with
+// the value s, when s is not empty (omitempty).
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendString(append(b, key...), s)
+}
+
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
