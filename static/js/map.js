@@ -32,7 +32,7 @@ const RUNNING_HOLD_MS = 4000;
 const MAX_STEPS = 400;
 const VISIBLE_STEPS = 30;
 // A condensed update lists at most LISTED_STEPS new steps (all are recorded).
-const LISTED_STEPS = 10;
+const LISTED_STEPS = 4;
 // A queue longer than CONDENSE_STEPS condenses the map for CONDENSED_MS
 // (renewed while queues stay that long); meanwhile steps are listed, and
 // while catching up the dots placed, every CONDENSED_EVERY_MS.
@@ -184,11 +184,9 @@ class ClusterMap {
     if (m.revision && m.revision < last) return;
     if (m.revision) this.placed.set(key, m.revision);
     let dot = this.dots.get(key) || null;
-    const old = dot?.parentNode;
     if (m.eventType === "DELETED" || !m.nodeName) {
       dot?.remove();
       this.dots.delete(key);
-      if (old) this.relayoutPods(old);
       return;
     }
     const node = this.ensureNode(m.nodeName);
@@ -204,30 +202,29 @@ class ClusterMap {
       dot.firstElementChild.textContent = `${m.namespace}/${m.name}: ${phase}`;
     }
     if (dot.parentNode === pods) return;
+    this.seat(pods, dot);
     pods.append(dot);
-    this.relayoutPods(pods);
-    if (old) this.relayoutPods(old);
+  }
+
+  // seat gives a dot arriving in a node the node's first free place. A dot
+  // keeps its place while it stays: a pod leaving does not move the others
+  // (the eye can follow them, and the browser lays out and repaints one
+  // dot, not the rows after it).
+  seat(pods, dot) {
+    const taken = new Set();
+    for (const c of pods.children) taken.add(c.dataset.seat);
+    let j = 0;
+    while (taken.has(String(j))) j++;
+    const slot = +(pods.parentNode?.dataset.slot || 0);
+    dot.dataset.seat = String(j);
+    dot.setAttribute("cx", String(nodeX(slot) + 20 + (j % PODS_PER_ROW) * 20));
+    dot.setAttribute("cy", String(NODE_Y + 152 + Math.floor(j / PODS_PER_ROW) * 20));
   }
 
   placePending() {
     const msgs = [...this.toPlace.values()];
     this.toPlace.clear();
     for (const m of msgs) this.placePod(m);
-  }
-
-  // relayoutPods places a node's dots in rows. Only dots whose place
-  // changed are touched: setting an SVG shape's geometry, even to the same
-  // value, makes the browser lay it out and repaint it again.
-  relayoutPods(pods) {
-    const slot = +(pods.parentNode?.dataset.slot || 0);
-    let j = 0;
-    for (const c of pods.children) {
-      const cx = String(nodeX(slot) + 20 + (j % PODS_PER_ROW) * 20);
-      const cy = String(NODE_Y + 152 + Math.floor(j / PODS_PER_ROW) * 20);
-      if (c.getAttribute("cx") !== cx) c.setAttribute("cx", cx);
-      if (c.getAttribute("cy") !== cy) c.setAttribute("cy", cy);
-      j++;
-    }
   }
 
   // --- steps from messages ---

@@ -16,7 +16,7 @@ import { clusterMap } from "./map.js";
 
 const FEED_LENGTH = 40;
 const PANEL_MS = 250;
-const FEED_BURST = 10;
+const FEED_BURST = 4;
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 
 function readyText(status) {
@@ -72,6 +72,7 @@ class Overview {
     for (const chip of document.querySelectorAll(".pods .pod[data-name]")) this.chips.set(`${chip.dataset.namespace}/${chip.dataset.name}`, chip);
     for (const box of this.nodesEl?.querySelectorAll(".node[data-node]") || []) this.boxes.set(box.dataset.node, box);
     this.pendingFeed = []; // [message, source], oldest first
+    this.feedArrived = 0; // steps queued since the last flush, kept or not
     this.flushFeedSoon = pacer(() => this.flushFeed(), PANEL_MS);
   }
 
@@ -132,16 +133,21 @@ class Overview {
   // addFeed queues a step for the feed; the next flush adds the newest ones.
   addFeed(m, source) {
     this.pendingFeed.push([m, source]);
+    this.feedArrived++;
     if (this.pendingFeed.length > FEED_BURST) this.pendingFeed.shift();
     this.flushFeedSoon();
   }
 
   flushFeed() {
     const items = this.pendingFeed.map(([m, source]) => feedItem(m, source)).reverse();
+    const burst = this.feedArrived > FEED_BURST;
     this.pendingFeed = [];
+    this.feedArrived = 0;
     this.feed.prepend(...items);
     while (this.feed.children.length > FEED_LENGTH) this.feed.lastElementChild.remove();
-    for (const item of items) flash(item);
+    // In a burst the whole feed turns over within seconds: a highlight
+    // would mark every item, so none is marked.
+    if (!burst) for (const item of items) flash(item);
   }
 }
 

@@ -124,3 +124,56 @@ func waitForNodeCount(t *testing.T, c *Cluster, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestMapDotsKeepTheirSeats checks the cluster map's pod dots: a dot keeps
+// its place in its node while its pod lives, a pod that leaves does not
+// move the others, and the next pod to arrive takes the place it freed.
+func TestMapDotsKeepTheirSeats(t *testing.T) {
+	c := NewCluster(t, "--node-runtime", "none", "--simulated-nodes", "1")
+	ctx := context.Background()
+	waitForNodeCount(t, c, 1)
+	tab := webtest.Browser(t)
+	webtest.Navigate(t, tab, c.WebURL+"/")
+	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+
+	place := func(name string) {
+		t.Helper()
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: corev1.PodSpec{
+				NodeName:                      "sim-1",
+				TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers:                    []corev1.Container{{Name: "c", Image: "glassplane.local/hello:latest"}},
+			},
+		}
+		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		webtest.WaitFor(t, tab, fmt.Sprintf(`document.querySelector('[data-testid="map-node-sim-1"] [data-testid="map-pod-default-%s"]')?.dataset.phase === "Running"`, name))
+	}
+	seat := func(name string) string {
+		t.Helper()
+		return webtest.Eval[string](t, tab, fmt.Sprintf(`(() => { const d = document.querySelector('[data-testid="map-pod-default-%s"]'); return d.getAttribute("cx") + "," + d.getAttribute("cy"); })()`, name))
+	}
+	for _, name := range []string{"first", "second", "third"} {
+		place(name)
+	}
+	first, second, third := seat("first"), seat("second"), seat("third")
+	if first == second || second == third || first == third {
+		t.Fatalf("three pods share places on the map: %s, %s, %s", first, second, third)
+	}
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, tab, `!document.querySelector('[data-testid="map-pod-default-first"]')`)
+	if got := seat("second"); got != second {
+		t.Errorf("the second pod's dot moved from %s to %s when the first pod left", second, got)
+	}
+	if got := seat("third"); got != third {
+		t.Errorf("the third pod's dot moved from %s to %s when the first pod left", third, got)
+	}
+	place("fourth")
+	if got := seat("fourth"); got != first {
+		t.Errorf("the fourth pod's dot is at %s, not in the place the first pod freed (%s)", got, first)
+	}
+}
