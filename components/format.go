@@ -93,6 +93,25 @@ var stageTitles = map[string]string{
 	"etcd":           "etcd",
 }
 
+// stageStart is when a request entered a stage, for people ("+0.39 ms"),
+// or "" when that is not known.
+func stageStart(s Stage) string {
+	if !s.Timed {
+		return ""
+	}
+	return "+" + strconv.FormatFloat(float64(s.Start.Microseconds())/1000, 'f', 2, 64) + " ms"
+}
+
+// stageChipTitle is a stage chip's tooltip: the stage, how it went and,
+// when known, when the request entered it.
+func stageChipTitle(s Stage) string {
+	t := s.Name + ": " + s.State
+	if start := stageStart(s); start != "" {
+		t += ", entered " + start[1:] + " after the request arrived"
+	}
+	return t
+}
+
 func stageTitle(name string) string {
 	if t, ok := stageTitles[name]; ok {
 		return t

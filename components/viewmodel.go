@@ -1,5 +1,7 @@
 package components
 
+import "time"
+
 // Page names the page a layout wraps; the browser script picks its behaviour
 // from it.
 type Page string
@@ -34,6 +36,10 @@ type Stage struct {
 	Label string
 	// State is "ok", "failed" or "skipped".
 	State string
+	// Start is when the request entered the stage, after it was received;
+	// Timed is false when that is not known (a skipped stage).
+	Start time.Duration
+	Timed bool
 }
 
 // Overview is the cluster at a glance.

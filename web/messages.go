@@ -93,6 +93,9 @@ type StageState struct {
 	Name  string `json:"name"`
 	Label string `json:"label"`
 	State string `json:"state"`
+	// StartUs is when the request entered the stage, in microseconds after
+	// it was received (the message's timestamp); absent when not known.
+	StartUs *int64 `json:"startUs,omitempty"`
 }
 
 func stagesJSON(stages []components.Stage) []StageState {
@@ -102,6 +105,9 @@ func stagesJSON(stages []components.Stage) []StageState {
 	out := make([]StageState, len(stages))
 	for i, s := range stages {
 		out[i] = StageState{Name: s.Name, Label: s.Label, State: s.State}
+		if s.Timed {
+			out[i].StartUs = new(s.Start.Microseconds())
+		}
 	}
 	return out
 }

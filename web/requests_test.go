@@ -16,6 +16,7 @@ func TestRequestsPage(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	allowed := auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", t0, map[string]string{
 		audit.AnnotationStages:                             "authentication,authorization,decoding,admission,etcd",
+		audit.AnnotationStageStarts:                        "authentication=3,authorization=41,decoding=60,admission=96,etcd=1388",
 		audit.AnnotationAuthenticator:                      "x509",
 		audit.AnnotationDecision:                           "allow",
 		audit.AnnotationReason:                             `RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"`,
@@ -81,10 +82,42 @@ func TestRequestsPage(t *testing.T) {
 		if !strings.Contains(text(r), "DefaultPodSpec") || !strings.Contains(text(r), "decoding") {
 			t.Errorf("row text = %q", text(r))
 		}
+		etcd := findAll(r, func(n *html.Node) bool { return attr(n, "data-stage") == "etcd" })
+		if len(etcd) != 1 || !strings.Contains(text(etcd[0]), "+1.39 ms") {
+			t.Errorf("the etcd stage does not say it was entered 1.39 ms after the request arrived: %v", etcd)
+		}
+	})
+	t.Run("a stage without a recorded start shows no time", func(t *testing.T) {
+		if strings.Contains(text(rows[0]), " ms") {
+			t.Errorf("refused row text = %q", text(rows[0]))
+		}
 	})
 	t.Run("hostile names are text", func(t *testing.T) {
 		if strings.Contains(raw, hostileName) {
 			t.Error("raw HTML contains the unescaped name")
 		}
 	})
+}
+
+func TestStageStarts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want map[string]time.Duration
+	}{
+		{"", nil},
+		{"authentication=3,etcd=1388", map[string]time.Duration{"authentication": 3 * time.Microsecond, "etcd": 1388 * time.Microsecond}},
+		{"authentication=3,admission,etcd=x,decoding=-4,authorization=7", map[string]time.Duration{"authentication": 3 * time.Microsecond, "authorization": 7 * time.Microsecond}},
+	}
+	for _, tt := range tests {
+		got := stageStarts(tt.in)
+		if len(got) != len(tt.want) {
+			t.Errorf("stageStarts(%q) = %v, want %v", tt.in, got, tt.want)
+			continue
+		}
+		for k, v := range tt.want {
+			if got[k] != v {
+				t.Errorf("stageStarts(%q)[%s] = %v, want %v", tt.in, k, got[k], v)
+			}
+		}
+	}
 }

@@ -23,7 +23,7 @@ var pipeline = []struct{ name, label string }{
 
 // stagesOf reads an audit event's pipeline annotations: every stage is ok
 // when the request passed it, failed when it refused the request, skipped
-// otherwise. It returns nil when the event has no pipeline annotation.
+// otherwise, with when the request entered it where that is recorded. It returns nil when the event has no pipeline annotation.
 func stagesOf(ann map[string]string) []components.Stage {
 	list, ok := ann[audit.AnnotationStages]
 	failed := ann[audit.AnnotationFailedStage]
@@ -34,6 +34,7 @@ func stagesOf(ann map[string]string) []components.Stage {
 	for _, s := range strings.Split(list, ",") {
 		passed[strings.TrimSpace(s)] = true
 	}
+	starts := stageStarts(ann[audit.AnnotationStageStarts])
 	out := make([]components.Stage, 0, len(pipeline))
 	for _, p := range pipeline {
 		if p.name == "decoding" && !passed[p.name] && failed != p.name {
@@ -46,7 +47,30 @@ func stagesOf(ann map[string]string) []components.Stage {
 		case passed[p.name]:
 			state = "ok"
 		}
-		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state})
+		start, timed := starts[p.name]
+		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state, Start: start, Timed: timed})
+	}
+	return out
+}
+
+// stageStarts reads pipeline.glassplane.io/stage-starts-us
+// (authentication=3,authorization=41,...): when the request entered each
+// stage. Malformed entries are left out.
+func stageStarts(v string) map[string]time.Duration {
+	if v == "" {
+		return nil
+	}
+	out := map[string]time.Duration{}
+	for entry := range strings.SplitSeq(v, ",") {
+		name, us, ok := strings.Cut(entry, "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(us, 10, 64)
+		if err != nil || n < 0 {
+			continue
+		}
+		out[name] = time.Duration(n) * time.Microsecond
 	}
 	return out
 }

@@ -92,10 +92,17 @@ func TestWebsocket(t *testing.T) {
 			t.Errorf("update = %+v", m)
 		}
 		e.ring.Add(auditEvent("create", "pods", "binding", "default", "live", "system:kube-scheduler", time.Now(),
-			map[string]string{audit.AnnotationStages: "authentication,authorization,admission,etcd", audit.AnnotationEtcdRevision: "77"}))
+			map[string]string{
+				audit.AnnotationStages:       "authentication,authorization,admission,etcd",
+				audit.AnnotationStageStarts:  "authentication=2,authorization=30,admission=95,etcd=1388",
+				audit.AnnotationEtcdRevision: "77",
+			}))
 		m = next(t, conn, isType(MessageAudit))
 		if m.Action != "create pods/binding" || m.Component != "system:kube-scheduler" || m.Revision != 77 || len(m.Stages) != 4 || m.Stages[3].State != "ok" {
 			t.Errorf("audit message = %+v", m)
+		}
+		if len(m.Stages) == 4 && (m.Stages[3].StartUs == nil || *m.Stages[3].StartUs != 1388 || m.Stages[0].StartUs == nil || *m.Stages[0].StartUs != 2) {
+			t.Errorf("audit message stages = %+v, want the etcd write entered at 1388 µs", m.Stages)
 		}
 		ev := coreEvent("live.1", pod("default", "live", "", ""), "Scheduled", "default-scheduler", "Successfully assigned default/live to node1", time.Now())
 		e.put(t, "/registry/events/default/live.1", ev)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,6 +177,21 @@ func TestAuditEventsRecordThePipeline(t *testing.T) {
 	if a[audit.AnnotationStages] != "authentication,authorization,decoding,admission,etcd" || a[audit.AnnotationDecision] != "allow" ||
 		a[audit.AnnotationEtcdKey] != "/registry/pods/"+ns+"/audited" || a[audit.AnnotationEtcdRevision] == "" || a[audit.AnnotationAuthenticator] != "x509" {
 		t.Errorf("created annotations: %v", a)
+	}
+	// Each stage entered has its start, in order, within the request's time.
+	var names []string
+	var last int64 = -1
+	took := created.StageTimestamp.Sub(created.RequestReceivedTimestamp.Time).Microseconds()
+	for entry := range strings.SplitSeq(a[audit.AnnotationStageStarts], ",") {
+		name, v, _ := strings.Cut(entry, "=")
+		us, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || us < last || us > took {
+			t.Errorf("stage %q started at %q µs: want a number from %d to the request's %d µs (%v)", name, v, last, took, err)
+		}
+		names, last = append(names, name), us
+	}
+	if strings.Join(names, ",") != a[audit.AnnotationStages] {
+		t.Errorf("stage starts %q name other stages than %q", a[audit.AnnotationStageStarts], a[audit.AnnotationStages])
 	}
 	if created.ObjectRef.UID == "" || created.ObjectRef.ResourceVersion == "" || created.RequestObject == nil || created.Level != audit.LevelRequest {
 		t.Errorf("created objectRef %+v level %s", created.ObjectRef, created.Level)

@@ -42,8 +42,10 @@ type request struct {
 	res  *resource
 	user *auth.User
 	ev   *audit.Event
-	// stages are the pipeline stages entered, in order.
+	// stages are the pipeline stages entered, in order, and starts when
+	// each was entered (since the request was received).
 	stages []string
+	starts []time.Duration
 	// audited is set once the event was added to the ring.
 	audited bool
 	// tableColumnsSent is set once a watch sent its table's columns.
@@ -170,6 +172,25 @@ func (q *request) enter(stage string) {
 		return
 	}
 	q.stages = append(q.stages, stage)
+	q.starts = append(q.starts, time.Since(q.ev.RequestReceivedTimestamp.Time))
+}
+
+// noteStages writes the stages entered, and when, into the audit event.
+func (q *request) noteStages() {
+	if len(q.stages) == 0 {
+		return
+	}
+	q.ev.Annotations[audit.AnnotationStages] = strings.Join(q.stages, ",")
+	var b strings.Builder
+	for i, stage := range q.stages {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(stage)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(q.starts[i].Microseconds(), 10))
+	}
+	q.ev.Annotations[audit.AnnotationStageStarts] = b.String()
 }
 
 // fail answers err as a Status. stage names the pipeline stage that refused
@@ -314,7 +335,7 @@ func (q *request) recordWrite(key string, rev int64, size int) {
 func (q *request) auditStarted() {
 	q.ev.Stage = audit.StageResponseStarted
 	q.ev.StageTimestamp = metav1.NewMicroTime(time.Now())
-	q.ev.Annotations[audit.AnnotationStages] = strings.Join(q.stages, ",")
+	q.noteStages()
 	ev := *q.ev
 	ev.Annotations = make(map[string]string, len(q.ev.Annotations))
 	for k, v := range q.ev.Annotations {
@@ -333,9 +354,7 @@ func (q *request) finish() {
 		q.ev.Stage = audit.StageResponseComplete
 	}
 	q.ev.StageTimestamp = metav1.NewMicroTime(time.Now())
-	if len(q.stages) > 0 {
-		q.ev.Annotations[audit.AnnotationStages] = strings.Join(q.stages, ",")
-	}
+	q.noteStages()
 	if q.ev.ResponseStatus == nil {
 		code := q.w.code
 		if code == 0 {

@@ -119,13 +119,21 @@ export function pacer(fn, ms) {
   };
 }
 
+// stageStart is when a request entered a stage, for people ("+0.39 ms"),
+// or "" when the message does not say.
+export function stageStart(s) {
+  return Number.isFinite(s.startUs) ? `+${(s.startUs / 1000).toFixed(2)} ms` : "";
+}
+
 // stageChips renders a request's pipeline: authn → authz → admission → etcd.
 export function stageChips(stages) {
   const wrap = el("span", { class: "stages", "data-testid": "stages" });
   (stages || []).forEach((s, i) => {
     if (i > 0) wrap.append(el("span", { class: "stage-arrow", "aria-hidden": "true" }, "→"));
+    const start = stageStart(s);
     wrap.append(el("span", {
-      class: `stage stage-${s.state}`, "data-stage": s.name, "data-state": s.state, title: `${s.name}: ${s.state}`,
+      class: `stage stage-${s.state}`, "data-stage": s.name, "data-state": s.state,
+      title: start ? `${s.name}: ${s.state}, entered ${start.slice(1)} after the request arrived` : `${s.name}: ${s.state}`,
     }, s.label));
   });
   return wrap;

@@ -1,7 +1,7 @@
 // Request pipeline page: every audit event the page's filter keeps is
 // prepended as it arrives, its stages lighting up one after the other and
 // stopping red at the one that refused it.
-import { el, clock, safeHref } from "./dom.js";
+import { el, clock, safeHref, stageStart } from "./dom.js";
 
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 const LENGTH = 100;
@@ -47,9 +47,12 @@ function row(m) {
     // The entrance is staggered by class: the Content-Security-Policy
     // refuses inline style attributes.
     if (i > 0) pipeline.append(el("span", { class: `pipe pipe-${s.state} stage-delay-${i}`, "aria-hidden": "true" }));
-    pipeline.append(el("span", { class: `pstage stage-${s.state} stage-delay-${i}`, "data-stage": s.name, "data-state": s.state },
+    const stage = el("span", { class: `pstage stage-${s.state} stage-delay-${i}`, "data-stage": s.name, "data-state": s.state },
       el("span", { class: "pstage-name" }, TITLES[s.name] || s.name),
-      el("span", { class: "pstage-detail" }, detail(m, s.name))));
+      el("span", { class: "pstage-detail" }, detail(m, s.name)));
+    const start = stageStart(s);
+    if (start) stage.append(el("span", { class: "pstage-time", title: "when the request entered this stage, after it arrived" }, start));
+    pipeline.append(stage);
   });
   const item = el("li", {
     class: `request fresh${m.failed ? " failed" : ""}`, "data-testid": "request", id: `req-${m.seq}`, "data-seq": m.seq, "data-verb": m.verb,

@@ -46,6 +46,11 @@ const (
 	// AnnotationFailedStage names the one that refused it.
 	AnnotationStages      = "pipeline.glassplane.io/stages"
 	AnnotationFailedStage = "pipeline.glassplane.io/failed-stage"
+	// AnnotationStageStarts says when the request entered each of those
+	// steps, in microseconds after it was received
+	// (authentication=3,authorization=41,admission=96,etcd=388): the etcd
+	// write of a create began 388 µs after its request arrived.
+	AnnotationStageStarts = "pipeline.glassplane.io/stage-starts-us"
 )
 
 // UserInfo is the authenticated user.
