@@ -56,7 +56,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}
-	store := storage.New(srvEtcd.Client(), storage.Config{CompactionInterval: -1, History: testHistory})
+	store := storage.New(srvEtcd.Client(), storage.Config{CompactionInterval: -1, History: testHistory, Watch: srvEtcd.DirectWatch()})
 	storeDone := make(chan struct{})
 	go func() {
 		defer close(storeDone)

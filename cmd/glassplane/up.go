@@ -145,7 +145,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	defer etcdSrv.Close()
 
 	// 3. Storage and the audit ring.
-	store := storage.New(etcdSrv.Client(), storage.Config{Logger: log, SerializableReads: etcdSrv.Embedded()})
+	store := storage.New(etcdSrv.Client(), storage.Config{Logger: log, SerializableReads: etcdSrv.Embedded(), Watch: etcdSrv.DirectWatch()})
 	ring := audit.NewRing(0)
 	if o.auditPolicyFile != "" {
 		policy, err := audit.LoadPolicy(o.auditPolicyFile)

@@ -1,8 +1,9 @@
 // Package storage is Glassplane's object store over etcd. It knows the
 // Kubernetes key layout (/registry/<resource>/<namespace>/<name>), writes with
 // etcd transactions (create only if absent, update and delete only at the
-// expected ModRevision), lists with pagination, and runs one etcd watch whose
-// events fan out to every API watcher and dashboard stream, each live event
+// expected ModRevision), lists with pagination, and runs one etcd watch
+// (through the client, or Config.Watch: the embedded member's own watch
+// stream) whose events fan out to every API watcher and dashboard stream, each live event
 // carrying one Memo that its watchers share, so that the API server decodes
 // and encodes it once however many watch. A prefix can have an index
 // (SetIndexer) that WatchIndexed narrows a watcher by, so that a node's pod

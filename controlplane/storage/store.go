@@ -140,8 +140,18 @@ type Config struct {
 	// embedded one), where the member applies a write before acknowledging
 	// it, so a serializable read already sees every acknowledged write.
 	SerializableReads bool
-	Logger            *slog.Logger
+	// Watch, when set, opens the store's one etcd watch instead of the
+	// client: a watch on prefix from revision rev with each event's
+	// previous value, as clientv3's Watch with WithPrefix, WithRev and
+	// WithPrevKV delivers it. The embedded member's watch reads its own
+	// store (etcd.Server.DirectWatch).
+	Watch  WatchFunc
+	Logger *slog.Logger
 }
+
+// WatchFunc opens an etcd watch on the keys under prefix from revision
+// rev, with previous values; the channel closes when ctx ends.
+type WatchFunc func(ctx context.Context, prefix string, rev int64) clientv3.WatchChan
 
 // Store reads and writes objects in etcd and fans one etcd watch out to many
 // watchers. Create it with New and start its watch with Run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ func newStore(t *testing.T, cfg storage.Config) *storage.Store {
 	t.Helper()
 	srv := etcdtest.Start(t)
 	cfg.CompactionInterval = -1
+	// The store's feed reads the embedded member's own watch, as in
+	// `glassplane up`; TestDirectWatchMatchesClientWatch compares it with
+	// the client's.
+	cfg.Watch = srv.DirectWatch()
 	s := storage.New(srv.Client(), cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -417,5 +422,76 @@ func TestRecentFollowsTheWatch(t *testing.T) {
 	}
 	if got, ok := s.Recent(storage.Key("pods", "default", "p15")); !ok || string(got.Value) != "y" {
 		t.Errorf("the newest key is not recent: %+v, %v", got, ok)
+	}
+}
+
+// TestDirectWatchMatchesClientWatch runs the same writes past two stores on
+// one etcd: one whose feed watches through the client (an external etcd),
+// one that reads the embedded member's watch directly. Their watchers get
+// the same events: type, key, value, previous value and revisions.
+func TestDirectWatchMatchesClientWatch(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stores := map[string]*storage.Store{
+		"client": storage.New(srv.Client(), storage.Config{CompactionInterval: -1}),
+		"direct": storage.New(srv.Client(), storage.Config{CompactionInterval: -1, Watch: srv.DirectWatch()}),
+	}
+	chans := map[string]<-chan storage.Event{}
+	for name, s := range stores {
+		done := make(chan struct{})
+		go func() { defer close(done); s.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		<-s.Ready()
+		ch, err := s.Watch(ctx, storage.Root, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans[name] = ch
+	}
+	s := stores["client"]
+	a, b := storage.Key("pods", "default", "a"), storage.Key("pods", "default", "b")
+	kv, err := s.Create(ctx, a, []byte(`{"v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, b, []byte(`{"v":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if kv, err = s.Update(ctx, a, []byte(`{"v":2}`), kv.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Delete(ctx, a, kv.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, a, []byte(`{"v":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		Type                   storage.EventType
+		Key, Value, PrevValue  string
+		Revision, PrevRevision int64
+		Created                bool
+	}
+	got := map[string][]seen{}
+	for name, ch := range chans {
+		for range 5 {
+			ev := next(t, ch)
+			got[name] = append(got[name], seen{ev.Type, ev.Key, string(ev.Value), string(ev.PrevValue), ev.Revision, ev.PrevRevision, ev.Created})
+		}
+	}
+	if !reflect.DeepEqual(got["client"], got["direct"]) {
+		t.Fatalf("the feeds differ:\nclient %+v\ndirect %+v", got["client"], got["direct"])
+	}
+	// And what they agree on is right: the update and the delete carry the
+	// value before them, the create after the delete does not.
+	want := []string{`{"v":1}/`, `{"v":"b"}/`, `{"v":2}/{"v":1}`, `{"v":2}/{"v":2}`, `{"v":3}/`}
+	for i, ev := range got["direct"] {
+		if g := ev.Value + "/" + ev.PrevValue; g != want[i] {
+			t.Errorf("event %d (%s %s): value/previous = %s, want %s", i, ev.Type, ev.Key, g, want[i])
+		}
+	}
+	if ev := got["direct"][3]; ev.Type != storage.EventDelete || ev.Created || !got["direct"][4].Created {
+		t.Errorf("delete then create seen as %+v, %+v", ev, got["direct"][4])
 	}
 }

@@ -113,7 +113,12 @@ func (s *Store) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		from := s.Revision() + 1
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		wch := s.client.Watch(wctx, s.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+		var wch clientv3.WatchChan
+		if s.cfg.Watch != nil {
+			wch = s.cfg.Watch(wctx, s.cfg.Prefix, from)
+		} else {
+			wch = s.client.Watch(wctx, s.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+		}
 		err := s.feed(wch)
 		cancel()
 		if ctx.Err() != nil {
