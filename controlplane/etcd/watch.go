@@ -52,7 +52,17 @@ func watchStore(ctx context.Context, kv mvcc.WatchableKV, prefix string, rev int
 	}
 	progress := time.NewTicker(progressInterval)
 	defer progress.Stop()
+	// Responses wait here, not in the store's channel: a watcher whose
+	// channel is full (128 responses) is set aside by etcd and caught up
+	// later from the backend, 10–100 ms on, at the cost of reading the
+	// changes back. The client's watch buffers the same way.
+	var queue []clientv3.WatchResponse
 	for {
+		var send chan<- clientv3.WatchResponse
+		var head clientv3.WatchResponse
+		if len(queue) > 0 {
+			send, head = out, queue[0]
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -62,33 +72,38 @@ func watchStore(ctx context.Context, kv mvcc.WatchableKV, prefix string, rev int
 			if !ok {
 				return
 			}
-			resp := clientv3.WatchResponse{
-				Header:          &etcdserverpb.ResponseHeader{Revision: wr.Revision},
-				Events:          make([]*clientv3.Event, len(wr.Events)),
-				CompactRevision: wr.CompactRevision,
-				Canceled:        wr.CompactRevision != 0,
-			}
-			for i, ev := range wr.Events {
-				// A new event: the store hands the same one to every
-				// watcher of the key.
-				e := &mvccpb.Event{Type: ev.Type, Kv: ev.Kv}
-				if e.Type != mvccpb.Event_PUT || e.Kv.CreateRevision != e.Kv.ModRevision {
-					// The value before this change (none for a create).
-					r, err := kv.Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
-					if err == nil && len(r.KVs) != 0 {
-						e.PrevKv = r.KVs[0]
-					}
-				}
-				resp.Events[i] = (*clientv3.Event)(e)
-			}
-			select {
-			case out <- resp:
-			case <-ctx.Done():
-				return
-			}
-			if resp.Canceled {
+			queue = append(queue, withPrevKV(ctx, kv, wr))
+		case send <- head:
+			queue[0] = clientv3.WatchResponse{}
+			queue = queue[1:]
+			if head.Canceled {
 				return
 			}
 		}
 	}
+}
+
+// withPrevKV turns the store's response into the client's, each event with
+// the value before it, as etcd's watch server does for WithPrevKV.
+func withPrevKV(ctx context.Context, kv mvcc.WatchableKV, wr mvcc.WatchResponse) clientv3.WatchResponse {
+	resp := clientv3.WatchResponse{
+		Header:          &etcdserverpb.ResponseHeader{Revision: wr.Revision},
+		Events:          make([]*clientv3.Event, len(wr.Events)),
+		CompactRevision: wr.CompactRevision,
+		Canceled:        wr.CompactRevision != 0,
+	}
+	for i, ev := range wr.Events {
+		// A new event: the store hands the same one to every watcher of
+		// the key.
+		e := &mvccpb.Event{Type: ev.Type, Kv: ev.Kv}
+		if e.Type != mvccpb.Event_PUT || e.Kv.CreateRevision != e.Kv.ModRevision {
+			// The value before this change (none for a create).
+			r, err := kv.Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
+			if err == nil && len(r.KVs) != 0 {
+				e.PrevKv = r.KVs[0]
+			}
+		}
+		resp.Events[i] = (*clientv3.Event)(e)
+	}
+	return resp
 }
