@@ -1,7 +1,8 @@
 // Package audit holds the API server's audit events in the audit.k8s.io/v1
 // shape: one event per request with its stages, user, verb, object reference,
 // response status and annotations (authentication, authorization, admission,
-// the etcd key and revision written). A Ring keeps recent events in memory for
+// the pipeline stages passed and when each began, the etcd key and revision
+// written). A Ring keeps recent events in memory for
 // the dashboard and fans new ones out to subscribers, and writes them as JSON
 // lines to --audit-log-path. A Policy (audit.k8s.io/v1, --audit-policy-file)
 // decides each event's level, None, Metadata, Request or RequestResponse, by
