@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +33,25 @@ func TestBrowserRequestsPageUnderCSP(t *testing.T) {
 	t.Cleanup(func() { c.Kubectl(t, "", "delete", "configmap", "csp-probe") })
 	webtest.WaitFor(t, tab, `document.querySelectorAll('.request.fresh [data-testid="pipeline"] .pstage').length > 0 && document.querySelectorAll('.request.fresh').length > `+strconv.Itoa(before))
 
+	// The create's stages each say when the request entered them, in order,
+	// the etcd write last.
+	webtest.WaitFor(t, tab, `[...document.querySelectorAll('.request.fresh')].some(r => r.textContent.includes("csp-probe"))`)
+	starts := webtest.Eval[[]string](t, tab, `(() => {
+		const r = [...document.querySelectorAll('.request.fresh')].find(r => r.textContent.includes("csp-probe"));
+		return [...r.querySelectorAll('.pstage[data-state="ok"]')].map(s => s.dataset.stage + "=" + (s.querySelector(".pstage-time")?.textContent || ""));
+	})()`)
+	last := -1.0
+	for _, st := range starts {
+		name, at, _ := strings.Cut(st, "=")
+		var ms float64
+		if _, err := fmt.Sscanf(at, "+%f ms", &ms); err != nil || ms < last {
+			t.Errorf("stage %s says it began at %q, want +N.NN ms after the previous stage's %.2f (all: %v)", name, at, last, starts)
+		}
+		last = ms
+	}
+	if len(starts) == 0 || !strings.HasPrefix(starts[len(starts)-1], "etcd=") {
+		t.Errorf("the create's stages %v do not end with the etcd write", starts)
+	}
 	if n := webtest.Eval[int](t, tab, `document.querySelectorAll('[data-testid="pipeline"] [style]').length`); n != 0 {
 		t.Errorf("%d pipeline elements carry an inline style", n)
 	}
