@@ -23,7 +23,8 @@ var pipeline = []struct{ name, label string }{
 
 // stagesOf reads an audit event's pipeline annotations: every stage is ok
 // when the request passed it, failed when it refused the request, skipped
-// otherwise, with when the request entered it where that is recorded. It returns nil when the event has no pipeline annotation.
+// otherwise, with when the request entered it where that is recorded. It
+// returns nil when the event has no pipeline annotation.
 func stagesOf(ann map[string]string) []components.Stage {
 	list, ok := ann[audit.AnnotationStages]
 	failed := ann[audit.AnnotationFailedStage]
