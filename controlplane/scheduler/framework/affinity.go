@@ -47,8 +47,14 @@ func LabelBloom(set map[string]string) uint64 {
 	return b
 }
 
-// pairBloom is the two bits of one key=value pair (FNV-1a).
+// pairBloom is the two bits of one key=value pair.
 func pairBloom(key, value string) uint64 {
+	h := PairHash(key, value)
+	return 1<<(h&63) | 1<<((h>>6)&63)
+}
+
+// PairHash is the 64-bit FNV-1a hash of a key=value pair.
+func PairHash(key, value string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(key); i++ {
 		h = (h ^ uint64(key[i])) * 1099511628211
@@ -57,7 +63,7 @@ func pairBloom(key, value string) uint64 {
 	for i := 0; i < len(value); i++ {
 		h = (h ^ uint64(value[i])) * 1099511628211
 	}
-	return 1<<(h&63) | 1<<((h>>6)&63)
+	return h
 }
 
 // MatchesBloom is Matches for a pod whose LabelBloom is bloom (0: not

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,11 +36,6 @@ type NodeInfo struct {
 	node *v1.Node
 	// Pods are the pods on the node, in the order they were added.
 	Pods []*PodInfo
-	// PodsWithAffinity are the Pods with any inter-pod (anti-)affinity term;
-	// PodsWithRequiredAntiAffinity those with a required anti-affinity term,
-	// which every incoming pod must be checked against.
-	PodsWithAffinity             []*PodInfo
-	PodsWithRequiredAntiAffinity []*PodInfo
 	// Requested is the sum of the pods' requests.
 	Requested *Resource
 	// NonZeroRequested is the sum with default requests for containers that
@@ -50,7 +46,65 @@ type NodeInfo struct {
 	// Generation increases on every change; snapshots use it to copy only
 	// what changed.
 	Generation int64
+
+	// The rest is kept for inter-pod affinity, which looks at every pod in
+	// the cluster for every pod it schedules. Laid out flat on the node, a
+	// pod costs a few bytes of a cache line instead of a chase through its
+	// PodInfo and PodAffinity, each a likely cache miss.
+
+	// podsBloom is the OR of the pods' LabelBloom (all ones when a pod's is
+	// not known): a term whose bloom it lacks matches none of the pods.
+	podsBloom uint64
+	// antiTerms are the pods' required anti-affinity terms, scoringTerms
+	// the terms by which placed pods score an incoming one (required
+	// affinity at the hard weight, preferred affinity and anti-affinity).
+	antiTerms, scoringTerms []TermRef
+	// labels are the node's labels with their pairs' hashes.
+	labels []NodeLabel
 }
+
+// TermRef is an affinity term of a placed pod, with the term's bloom at
+// hand.
+type TermRef struct {
+	// Bloom is the term's label bloom (0: none, it cannot reject a pod).
+	Bloom uint64
+	Term  *AffinityTerm
+	// Weight is a preferred term's weight, negative for anti-affinity.
+	Weight int32
+	// Hard marks a required affinity term, which scores at the
+	// hardPodAffinityWeight.
+	Hard bool
+}
+
+// MayMatch reports whether a pod with label bloom podBloom (0: unknown)
+// may match the term; false means it does not.
+func (r *TermRef) MayMatch(podBloom uint64) bool {
+	return r.Bloom == 0 || podBloom == 0 || podBloom&r.Bloom == r.Bloom
+}
+
+// NodeLabel is a label of the node and the hash of its pair.
+type NodeLabel struct {
+	Hash       uint64
+	Key, Value string
+}
+
+// PodsMayMatch reports whether one of the node's pods may match t: false
+// means none does.
+func (n *NodeInfo) PodsMayMatch(t *AffinityTerm) bool {
+	return t.bloom == 0 || n.podsBloom&t.bloom == t.bloom
+}
+
+// RequiredAntiAffinityTerms are the required anti-affinity terms of the
+// node's pods.
+func (n *NodeInfo) RequiredAntiAffinityTerms() []TermRef { return n.antiTerms }
+
+// ScoringAffinityTerms are the node's pods' terms that score an incoming
+// pod: required affinity (Hard), preferred affinity and preferred
+// anti-affinity (Weight negative).
+func (n *NodeInfo) ScoringAffinityTerms() []TermRef { return n.scoringTerms }
+
+// Labels are the node's labels with their pairs' hashes (PairHash).
+func (n *NodeInfo) Labels() []NodeLabel { return n.labels }
 
 // NewNodeInfo returns a NodeInfo without a node holding the given pods.
 func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
@@ -73,12 +127,17 @@ func (n *NodeInfo) Node() *v1.Node {
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.Allocatable = NewResource(node.Status.Allocatable)
+	n.labels = make([]NodeLabel, 0, len(node.Labels))
+	for k, v := range node.Labels {
+		n.labels = append(n.labels, NodeLabel{PairHash(k, v), k, v})
+	}
 }
 
 // RemoveNode forgets the Node object but keeps the pods.
 func (n *NodeInfo) RemoveNode() {
 	n.node = nil
 	n.Allocatable = &Resource{}
+	n.labels = nil
 }
 
 // AddPod adds pod and its requests.
@@ -89,14 +148,34 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) {
 // AddPodInfo adds an already computed PodInfo.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
-	if !pi.Affinity.IsEmpty() {
-		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
-	}
-	if len(pi.Affinity.RequiredAntiAffinityTerms) > 0 {
-		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
-	}
 	n.Requested.addResource(pi.Requests, 1)
 	n.NonZeroRequested.addResource(pi.NonZeroRequests, 1)
+	n.addAffinityOf(pi)
+}
+
+// addAffinityOf adds pi's labels and terms to the flat affinity fields.
+func (n *NodeInfo) addAffinityOf(pi *PodInfo) {
+	if pi.labelBloom == 0 && len(pi.Pod.Labels) > 0 {
+		n.podsBloom = ^uint64(0)
+	}
+	n.podsBloom |= pi.labelBloom
+	a := pi.Affinity
+	for i := range a.RequiredAntiAffinityTerms {
+		t := &a.RequiredAntiAffinityTerms[i]
+		n.antiTerms = append(n.antiTerms, TermRef{Bloom: t.bloom, Term: t})
+	}
+	for i := range a.RequiredAffinityTerms {
+		t := &a.RequiredAffinityTerms[i]
+		n.scoringTerms = append(n.scoringTerms, TermRef{Bloom: t.bloom, Term: t, Hard: true})
+	}
+	for i := range a.PreferredAffinityTerms {
+		t := &a.PreferredAffinityTerms[i]
+		n.scoringTerms = append(n.scoringTerms, TermRef{Bloom: t.bloom, Term: &t.AffinityTerm, Weight: t.Weight})
+	}
+	for i := range a.PreferredAntiAffinityTerms {
+		t := &a.PreferredAntiAffinityTerms[i]
+		n.scoringTerms = append(n.scoringTerms, TermRef{Bloom: t.bloom, Term: &t.AffinityTerm, Weight: -t.Weight})
+	}
 }
 
 // RemovePod removes the pod with pod's UID and subtracts its requests.
@@ -108,21 +187,15 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 		n.Requested.addResource(pi.Requests, -1)
 		n.NonZeroRequested.addResource(pi.NonZeroRequests, -1)
 		n.Pods = append(n.Pods[:i:i], n.Pods[i+1:]...)
-		n.PodsWithAffinity = withoutPodInfo(n.PodsWithAffinity, pi)
-		n.PodsWithRequiredAntiAffinity = withoutPodInfo(n.PodsWithRequiredAntiAffinity, pi)
+		// The flat fields are rebuilt from the pods left, into new arrays:
+		// a clone may share the old ones.
+		n.podsBloom, n.antiTerms, n.scoringTerms = 0, nil, nil
+		for _, p := range n.Pods {
+			n.addAffinityOf(p)
+		}
 		return nil
 	}
 	return fmt.Errorf("failed to remove pod %q: not found on node %q", pod.Namespace+"/"+pod.Name, n.nodeName())
-}
-
-// withoutPodInfo returns list without pi, leaving list's array unchanged.
-func withoutPodInfo(list []*PodInfo, pi *PodInfo) []*PodInfo {
-	for i, p := range list {
-		if p == pi {
-			return append(list[:i:i], list[i+1:]...)
-		}
-	}
-	return list
 }
 
 // HasPod reports whether a pod with uid is on the node.
@@ -138,14 +211,16 @@ func (n *NodeInfo) HasPod(uid types.UID) bool {
 // Clone returns a copy that shares the (immutable) pod and node objects.
 func (n *NodeInfo) Clone() *NodeInfo {
 	return &NodeInfo{
-		node:                         n.node,
-		Pods:                         append([]*PodInfo(nil), n.Pods...),
-		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
-		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),
-		Requested:                    n.Requested.Clone(),
-		NonZeroRequested:             n.NonZeroRequested.Clone(),
-		Allocatable:                  n.Allocatable.Clone(),
-		Generation:                   n.Generation,
+		node:             n.node,
+		Pods:             append([]*PodInfo(nil), n.Pods...),
+		Requested:        n.Requested.Clone(),
+		NonZeroRequested: n.NonZeroRequested.Clone(),
+		Allocatable:      n.Allocatable.Clone(),
+		Generation:       n.Generation,
+		podsBloom:        n.podsBloom,
+		antiTerms:        slices.Clip(n.antiTerms),
+		scoringTerms:     slices.Clip(n.scoringTerms),
+		labels:           n.labels,
 	}
 }
 

@@ -99,6 +99,57 @@ func (m topologyToMatchedTermCount) add(node *v1.Node, key string, n int64) {
 	}
 }
 
+// domains returns the hashes (framework.PairHash) of the domains with a
+// count above zero, or nil if there are none.
+func (m topologyToMatchedTermCount) domains() map[uint64]struct{} {
+	var out map[uint64]struct{}
+	for p, n := range m {
+		if n > 0 {
+			if out == nil {
+				out = map[uint64]struct{}{}
+			}
+			out[framework.PairHash(p.key, p.value)] = struct{}{}
+		}
+	}
+	return out
+}
+
+// inDomain reports whether a label of the node is a domain of m with a
+// count above zero; hashes are the hashes of those domains. The node's
+// labels are compared by their hashes, and only a hit is looked up.
+func inDomain(ni *framework.NodeInfo, m topologyToMatchedTermCount, hashes map[uint64]struct{}) bool {
+	if len(hashes) == 0 {
+		return false
+	}
+	for _, l := range ni.Labels() {
+		if _, ok := hashes[l.Hash]; ok && m[topologyPair{l.Key, l.Value}] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// podsMayMatch reports whether one of the node's pods may match the pod's
+// required terms: all of its affinity terms or one of its anti-affinity
+// terms. False means the node's pods need not be looked at.
+func podsMayMatch(ni *framework.NodeInfo, aff *framework.PodAffinity) bool {
+	if n := len(aff.RequiredAffinityTerms); n > 0 {
+		all := true
+		for i := range aff.RequiredAffinityTerms {
+			all = all && ni.PodsMayMatch(&aff.RequiredAffinityTerms[i])
+		}
+		if all {
+			return true
+		}
+	}
+	for i := range aff.RequiredAntiAffinityTerms {
+		if ni.PodsMayMatch(&aff.RequiredAntiAffinityTerms[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // preFilterState is what the Filter calls need, computed once per cycle.
 type preFilterState struct {
 	affinity *framework.PodAffinity
@@ -111,6 +162,9 @@ type preFilterState struct {
 	// antiAffinityCounts counts, per domain, placed pods matching one of
 	// the pod's required anti-affinity terms.
 	antiAffinityCounts topologyToMatchedTermCount
+	// antiDomains and existingAntiDomains are the hashes of the domains
+	// with a count in antiAffinityCounts and existingAntiAffinityCounts.
+	antiDomains, existingAntiDomains map[uint64]struct{}
 }
 
 // matchesAll reports whether pod matches every term (and there is one);
@@ -148,9 +202,6 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		antiAffinityCounts:         topologyToMatchedTermCount{},
 	}
 	if pl.lister != nil {
-		// Without required terms of its own, the pod only needs checking
-		// against the placed pods' required anti-affinity.
-		ownTerms := len(aff.RequiredAffinityTerms) > 0 || len(aff.RequiredAntiAffinityTerms) > 0
 		bloom := framework.LabelBloom(pod.Labels)
 		nodes := pl.lister.List()
 		// As kube-scheduler does, nodes are scanned on a parallel pool, each
@@ -164,19 +215,19 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			}
 			for _, ni := range nodes[from:to] {
 				node := ni.Node()
-				pods := ni.Pods
-				if !ownTerms {
-					pods = ni.PodsWithRequiredAntiAffinity
+				// The placed pods' required anti-affinity terms, from the
+				// node's flat list: most are turned away on their bloom.
+				for _, r := range ni.RequiredAntiAffinityTerms() {
+					if r.MayMatch(bloom) && r.Term.Matches(pod) {
+						local.existingAntiAffinityCounts.add(node, r.Term.TopologyKey, 1)
+					}
+				}
+				if !podsMayMatch(ni, aff) {
+					continue
 				}
 				// Terms are taken by pointer: a copy of each is as large as
 				// the check itself, done for every pod in the cluster.
-				for _, pi := range pods {
-					existing := pi.Affinity.RequiredAntiAffinityTerms
-					for i := range existing {
-						if t := &existing[i]; t.MatchesBloom(pod, bloom) {
-							local.existingAntiAffinityCounts.add(node, t.TopologyKey, 1)
-						}
-					}
+				for _, pi := range ni.Pods {
 					if matchesAll(aff.RequiredAffinityTerms, pi.Pod, pi.LabelBloom()) {
 						for i := range aff.RequiredAffinityTerms {
 							local.affinityCounts.add(node, aff.RequiredAffinityTerms[i].TopologyKey, 1)
@@ -206,6 +257,8 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			scan(i*chunk, min((i+1)*chunk, len(nodes)))
 		})
 	}
+	s.antiDomains = s.antiAffinityCounts.domains()
+	s.existingAntiDomains = s.existingAntiAffinityCounts.domains()
 	state.Write(preFilterStateKey, s)
 	return nil
 }
@@ -228,18 +281,13 @@ func (*InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, 
 	if !satisfyPodAffinity(s, pod, node) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
 	}
-	for i := range s.affinity.RequiredAntiAffinityTerms {
-		t := &s.affinity.RequiredAntiAffinityTerms[i]
-		if v, ok := node.Labels[t.TopologyKey]; ok && s.antiAffinityCounts[topologyPair{t.TopologyKey, v}] > 0 {
-			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
-		}
+	// The counts are keyed by the terms' topology keys only, so a node
+	// label in a counted domain is a term's domain.
+	if inDomain(nodeInfo, s.antiAffinityCounts, s.antiDomains) {
+		return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
 	}
-	if len(s.existingAntiAffinityCounts) > 0 {
-		for k, v := range node.Labels {
-			if s.existingAntiAffinityCounts[topologyPair{k, v}] > 0 {
-				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
-			}
-		}
+	if inDomain(nodeInfo, s.existingAntiAffinityCounts, s.existingAntiDomains) {
+		return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
 	}
 	return nil
 }
@@ -264,6 +312,22 @@ func satisfyPodAffinity(s *preFilterState, pod *v1.Pod, node *v1.Node) bool {
 		return true
 	}
 	return len(s.affinityCounts) == 0 && matchesAll(s.affinity.RequiredAffinityTerms, pod, 0)
+}
+
+// preferredMayMatch reports whether one of the node's pods may match one
+// of the pod's preferred terms.
+func preferredMayMatch(ni *framework.NodeInfo, aff *framework.PodAffinity) bool {
+	for i := range aff.PreferredAffinityTerms {
+		if ni.PodsMayMatch(&aff.PreferredAffinityTerms[i].AffinityTerm) {
+			return true
+		}
+	}
+	for i := range aff.PreferredAntiAffinityTerms {
+		if ni.PodsMayMatch(&aff.PreferredAntiAffinityTerms[i].AffinityTerm) {
+			return true
+		}
+	}
+	return false
 }
 
 // preScoreState is the score of each domain, computed once per cycle.
@@ -293,17 +357,27 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		m[v] += w
 	}
 	if pl.lister != nil {
-		// Without preferred terms of its own, only placed pods with affinity
-		// terms can score.
+		// The placed pods' terms come from each node's flat list; the pod's
+		// own preferred terms are checked against the pods of the nodes
+		// whose pods' labels may match them.
 		ownTerms := len(aff.PreferredAffinityTerms) > 0 || len(aff.PreferredAntiAffinityTerms) > 0
 		bloom := framework.LabelBloom(pod.Labels)
 		for _, ni := range pl.lister.List() {
 			node := ni.Node()
-			pods := ni.Pods
-			if !ownTerms {
-				pods = ni.PodsWithAffinity
+			for _, r := range ni.ScoringAffinityTerms() {
+				if r.Hard && pl.hardPodAffinityWeight <= 0 || !r.MayMatch(bloom) || !r.Term.Matches(pod) {
+					continue
+				}
+				w := int64(r.Weight)
+				if r.Hard {
+					w = int64(pl.hardPodAffinityWeight)
+				}
+				add(node, r.Term.TopologyKey, w)
 			}
-			for _, pi := range pods {
+			if !ownTerms || !preferredMayMatch(ni, aff) {
+				continue
+			}
+			for _, pi := range ni.Pods {
 				for i := range aff.PreferredAffinityTerms {
 					t := &aff.PreferredAffinityTerms[i]
 					if t.MatchesPodInfo(pi) {
@@ -313,27 +387,6 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 				for i := range aff.PreferredAntiAffinityTerms {
 					t := &aff.PreferredAntiAffinityTerms[i]
 					if t.MatchesPodInfo(pi) {
-						add(node, t.TopologyKey, -int64(t.Weight))
-					}
-				}
-				ea := pi.Affinity
-				if pl.hardPodAffinityWeight > 0 {
-					for i := range ea.RequiredAffinityTerms {
-						t := &ea.RequiredAffinityTerms[i]
-						if t.MatchesBloom(pod, bloom) {
-							add(node, t.TopologyKey, int64(pl.hardPodAffinityWeight))
-						}
-					}
-				}
-				for i := range ea.PreferredAffinityTerms {
-					t := &ea.PreferredAffinityTerms[i]
-					if t.MatchesBloom(pod, bloom) {
-						add(node, t.TopologyKey, int64(t.Weight))
-					}
-				}
-				for i := range ea.PreferredAntiAffinityTerms {
-					t := &ea.PreferredAntiAffinityTerms[i]
-					if t.MatchesBloom(pod, bloom) {
 						add(node, t.TopologyKey, -int64(t.Weight))
 					}
 				}
