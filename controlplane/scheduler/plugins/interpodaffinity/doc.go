@@ -4,7 +4,10 @@
 // (topologyKey); its score adds the weights of preferred terms (the pod's
 // and the placed pods') per domain and scales them to 0..100. It reads only
 // the pod and the snapshot's NodeInfos. Like kube-scheduler's, PreFilter and
-// PreScore check every placed pod in each cycle; a Bloom filter of each
-// pod's labels (framework.LabelBloom) turns most of them away without
-// reading their labels.
+// PreScore look at every placed pod in each cycle, but through flat lists
+// on each NodeInfo: the placed pods' terms with the Bloom filters of their
+// selectors (framework.LabelBloom) turn most of them away without reading
+// a pod, a node whose pods' blooms together cannot match the pod's own
+// terms is skipped whole, and Filter compares the node's labels by their
+// hashes with the domains the counts reached.
 package interpodaffinity
