@@ -67,6 +67,7 @@ type upOptions struct {
 	anonymousAuth          bool
 	profiling              bool
 	saKeyFile              string
+	eventTTL               time.Duration
 }
 
 func newUpCommand() *cobra.Command {
@@ -105,6 +106,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "static bearer tokens, Kubernetes' CSV format: token,user,uid,\"group1,group2\"")
 	f.BoolVar(&o.profiling, "profiling", true, "serve Go's profiles on the API server's /debug/pprof/ to users RBAC allows (system:masters), as kube-apiserver's --profiling does")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
+	f.DurationVar(&o.eventTTL, "event-ttl", time.Hour, "how long Events are kept (each write of one starts it again; 0 keeps them), as kube-apiserver's --event-ttl")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
@@ -145,7 +147,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	defer etcdSrv.Close()
 
 	// 3. Storage and the audit ring.
-	store := storage.New(etcdSrv.Client(), storage.Config{Logger: log, SerializableReads: etcdSrv.Embedded(), Watch: etcdSrv.DirectWatch()})
+	store := storage.New(etcdSrv.Client(), storage.Config{
+		Logger: log, SerializableReads: etcdSrv.Embedded(), Watch: etcdSrv.DirectWatch(),
+		TTLs: map[string]time.Duration{storage.Prefix("events", ""): o.eventTTL},
+	})
 	ring := audit.NewRing(0)
 	if o.auditPolicyFile != "" {
 		policy, err := audit.LoadPolicy(o.auditPolicyFile)
@@ -335,6 +340,9 @@ func runPart(ctx context.Context, g *errgroup.Group, name string, run func(conte
 func checkUpOptions(o *upOptions) (string, error) {
 	if o.simulatedNodes < 0 {
 		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
+	}
+	if o.eventTTL < 0 {
+		return "", fmt.Errorf("--event-ttl must not be negative, got %v", o.eventTTL)
 	}
 	switch o.nodeRuntime {
 	case "none", "simulated":

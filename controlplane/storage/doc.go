@@ -18,6 +18,8 @@
 // the same key carries it as PrevMemo, so what was decoded of a value once
 // is not decoded again for the update that replaces it or for matching the
 // watchers' selectors against the old value. Values are opaque bytes here (JSON
-// in practice); decoding belongs to the API server. Only this package talks
-// to etcd's key space.
+// in practice); decoding belongs to the API server. Keys under a prefix
+// with a time to live (Config.TTLs: Events) are attached to shared etcd
+// leases, as kube-apiserver's lease manager does, and etcd deletes them when
+// the lease runs out. Only this package talks to etcd's key space.
 package storage

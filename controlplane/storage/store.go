@@ -145,7 +145,14 @@ type Config struct {
 	// previous value, as clientv3's Watch with WithPrefix, WithRev and
 	// WithPrevKV delivers it. The embedded member's watch reads its own
 	// store (etcd.Server.DirectWatch).
-	Watch  WatchFunc
+	Watch WatchFunc
+	// TTLs gives the keys under each prefix a time to live: every write of
+	// one attaches it to an etcd lease, and etcd deletes it (a DELETE on
+	// the watch) when the lease expires, as kube-apiserver's --event-ttl
+	// does for Events. Leases are shared by the keys written within a
+	// minute of each other, so a key lives its time to live and up to a
+	// minute more.
+	TTLs   map[string]time.Duration
 	Logger *slog.Logger
 }
 
@@ -160,6 +167,7 @@ type Store struct {
 	cfg    Config
 	log    *slog.Logger
 	ready  chan struct{}
+	leases *leases
 
 	mu sync.Mutex // guards the fields below
 	// rev is the newest revision the feed has seen (events or progress).
@@ -229,6 +237,7 @@ func New(client *clientv3.Client, cfg Config) *Store {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		ready:      make(chan struct{}),
+		leases:     newLeases(client, cfg.TTLs),
 		watchers:   make(map[*watcher]struct{}),
 		groups:     make(map[string]*watcherGroup),
 		latest:     make(map[string]KeyValue),
@@ -345,9 +354,13 @@ func (s *Store) Revision() int64 {
 func (s *Store) Create(ctx context.Context, key string, value []byte) (*KeyValue, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 	defer cancel()
+	opts, err := s.leases.putOptions(ctx, key)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(value))).
+		Then(clientv3.OpPut(key, string(value), opts...)).
 		Commit()
 	if err != nil {
 		return nil, fmt.Errorf("failed to create %q: %w", key, err)
@@ -449,9 +462,15 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (*Lis
 func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64) (*KeyValue, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 	defer cancel()
+	// A key with a time to live gets it anew on every write, as Events
+	// do in kube-apiserver.
+	opts, err := s.leases.putOptions(ctx, key)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", expectedRevision)).
-		Then(clientv3.OpPut(key, string(value))).
+		Then(clientv3.OpPut(key, string(value), opts...)).
 		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
