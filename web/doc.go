@@ -11,7 +11,8 @@
 // only the message types, and objects of the kinds, it asks for, batched
 // into at most one frame per 50 ms). It reads
 // cluster state only through the object store (storage.Store: List, Get,
-// Watch, and its etcd client for reads at past revisions) and the audit
+// Watch, Newest for the overview's recent Events, and its etcd client for
+// reads at past revisions) and the audit
 // ring, as any watcher of the API does, and it writes only through the real
 // API server as a client (apply, an object page's Delete, tempo, demos), so
 // every change it makes is authenticated, authorized, admitted and audited

@@ -46,6 +46,12 @@ func freePort(t *testing.T) int {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvHistory(t, testHistory)
+}
+
+// newEnvHistory is newEnv with a store history of n events.
+func newEnvHistory(t *testing.T, n int) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srvEtcd, err := etcd.Start(ctx, etcd.Config{
@@ -56,7 +62,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}
-	store := storage.New(srvEtcd.Client(), storage.Config{CompactionInterval: -1, History: testHistory, Watch: srvEtcd.DirectWatch()})
+	store := storage.New(srvEtcd.Client(), storage.Config{CompactionInterval: -1, History: n, Watch: srvEtcd.DirectWatch()})
 	storeDone := make(chan struct{})
 	go func() {
 		defer close(storeDone)

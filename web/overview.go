@@ -33,12 +33,19 @@ func (d *Dashboard) overview(c *echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("failed to list pods: %w", err)
 	}
-	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), at)
-	if err != nil {
-		return fmt.Errorf("failed to list events: %w", err)
+	// Only the newest Events can make the feed. The store's history has
+	// them without reading the hour of Events a busy cluster keeps; when it
+	// does not reach back far enough, they are listed.
+	events, ok, err := d.cfg.Store.Newest(ctx, storage.Prefix("events", ""), 2*feedLength, nodes.Revision)
+	if err != nil || !ok {
+		list, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), at)
+		if err != nil {
+			return fmt.Errorf("failed to list events: %w", err)
+		}
+		events = list.Items
 	}
 	vm := overviewModel(nodes.Items, pods.Items)
-	vm.Feed = d.feed(events.Items)
+	vm.Feed = d.feed(events)
 	vm.Tempo = d.tempoPanel(c)
 	return render(c, http.StatusOK, components.OverviewPage(d.layout("Overview", components.PageOverview, nodes.Revision, seq), vm))
 }
@@ -101,7 +108,8 @@ func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
 	recorded := recordedTimes(d.cfg.Audit)
 	// Only the newest Events can make the feed: decode those, not the
 	// thousands a busy cluster keeps for an hour. Twice the feed's length
-	// by revision leaves room for Events whose own times are out of order.
+	// by revision leaves room for Events whose own times are out of order
+	// (the overview asks the store for that many).
 	events = slices.Clone(events)
 	slices.SortFunc(events, func(a, b storage.KeyValue) int { return cmp.Compare(b.ModRevision, a.ModRevision) })
 	if len(events) > 2*feedLength {

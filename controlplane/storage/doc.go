@@ -10,7 +10,10 @@
 // watch is not woken for other nodes' pods. The fan-out routes each event
 // by the watchers' distinct prefixes and, within a prefix, by index value:
 // an event costs a look at a few dozen prefixes, not at each of the
-// thousands of watchers a thousand simulated node agents hold. Recent answers the watch's
+// thousands of watchers a thousand simulated node agents hold. Newest
+// answers the most recently written keys under a prefix from the watch's
+// history (the dashboard's recent Events) when it reaches back far enough.
+// Recent answers the watch's
 // newest value of a recently changed key, the guess an update starts from
 // before it must read etcd (as kube-apiserver's updates start from the
 // watch cache). For the last few hundred changes of the last two seconds

@@ -432,3 +432,34 @@ func (s *Store) compactLoop(ctx context.Context) {
 		last = s.Revision()
 	}
 }
+
+// Newest returns the keys under prefix most recently written as of
+// revision rev (0: the newest the feed has seen), newest first, at most n
+// of them: what a List sorted by ModRevision would begin with, read from
+// the watch's history instead of every key under the prefix (a busy
+// cluster keeps an hour of Events). ok is false when the history does not
+// reach back far enough to know, fewer than n of the keys having changed
+// since it starts; the caller lists then. Items carry Key, Value and
+// ModRevision.
+func (s *Store) Newest(ctx context.Context, prefix string, n int, rev int64) (items []KeyValue, ok bool, err error) {
+	if rev > 0 {
+		if err := s.waitForRevision(ctx, rev); err != nil {
+			return nil, false, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for i := len(s.history) - 1; i >= 0 && len(items) < n; i-- {
+		ev := &s.history[i]
+		if rev > 0 && ev.Revision > rev || !strings.HasPrefix(ev.Key, prefix) || seen[ev.Key] {
+			continue
+		}
+		// A key's newest change decides: a deleted key is not listed.
+		seen[ev.Key] = true
+		if ev.Type == EventPut {
+			items = append(items, KeyValue{Key: ev.Key, Value: ev.Value, ModRevision: ev.Revision})
+		}
+	}
+	return items, len(items) == n, nil
+}
