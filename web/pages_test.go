@@ -251,17 +251,38 @@ func TestPages(t *testing.T) {
 	})
 }
 
-// TestOverviewFeedFromTheStoreHistory: when the store's history holds the
-// newest Events, the overview's feed comes from it (not a list of every
-// Event) and still leaves out a deleted one.
-func TestOverviewFeedFromTheStoreHistory(t *testing.T) {
-	e := newEnvHistory(t, 512)
+// putBusyEvents writes Events "step 000" … "step 149" for one pod, a
+// second apart.
+func putBusyEvents(t *testing.T, e *env) {
+	t.Helper()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	p := pod("default", "busy", "", "")
 	for i := range 150 {
 		name := fmt.Sprintf("busy.%03d", i)
 		e.put(t, "/registry/events/default/"+name, coreEvent(name, p, "Pulled", "kubelet", fmt.Sprintf("step %03d", i), t0.Add(time.Duration(i)*time.Second)))
 	}
+}
+
+// checkFeed checks that the overview's feed lists 40 items, from step
+// first down to step last.
+func checkFeed(t *testing.T, e *env, first, last string) {
+	t.Helper()
+	doc, _ := e.get(t, "/")
+	items := byTestID(doc, "feed-item")
+	if len(items) != 40 {
+		t.Fatalf("feed items = %d, want 40", len(items))
+	}
+	if got, gotLast := text(items[0]), text(items[len(items)-1]); !strings.Contains(got, "step "+first) || !strings.Contains(gotLast, "step "+last) {
+		t.Errorf("feed runs from %q to %q, want step %s down to step %s", got, gotLast, first, last)
+	}
+}
+
+// TestOverviewFeedFromTheStoreHistory: when the store's history holds the
+// newest Events, the overview's feed comes from it (not a list of every
+// Event) and still leaves out a deleted one.
+func TestOverviewFeedFromTheStoreHistory(t *testing.T) {
+	e := newEnvHistory(t, 512)
+	putBusyEvents(t, e)
 	if _, _, err := e.store.Delete(e.ctx, "/registry/events/default/busy.149", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -270,32 +291,14 @@ func TestOverviewFeedFromTheStoreHistory(t *testing.T) {
 	if err != nil || !ok || len(newest) != 80 {
 		t.Fatalf("the store's history: %d Events, ok %v, %v; want 80 from the history", len(newest), ok, err)
 	}
-	doc, _ := e.get(t, "/")
-	items := byTestID(doc, "feed-item")
-	if len(items) != 40 {
-		t.Fatalf("feed items = %d, want 40", len(items))
-	}
-	if first, last := text(items[0]), text(items[len(items)-1]); !strings.Contains(first, "step 148") || !strings.Contains(last, "step 109") {
-		t.Errorf("feed runs from %q to %q, want step 148 (149 was deleted) down to step 109", first, last)
-	}
+	checkFeed(t, e, "148", "109") // 149 was deleted
 }
 
 // TestOverviewFeedShowsTheNewestEvents: with more Events than the feed
-// holds, the overview lists the newest, newest first.
+// holds (and than the store's history), the overview lists the newest,
+// newest first.
 func TestOverviewFeedShowsTheNewestEvents(t *testing.T) {
 	e := newEnv(t)
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	p := pod("default", "busy", "", "")
-	for i := range 150 {
-		name := fmt.Sprintf("busy.%03d", i)
-		e.put(t, "/registry/events/default/"+name, coreEvent(name, p, "Pulled", "kubelet", fmt.Sprintf("step %03d", i), t0.Add(time.Duration(i)*time.Second)))
-	}
-	doc, _ := e.get(t, "/")
-	items := byTestID(doc, "feed-item")
-	if len(items) != 40 {
-		t.Fatalf("feed items = %d, want 40", len(items))
-	}
-	if first, last := text(items[0]), text(items[len(items)-1]); !strings.Contains(first, "step 149") || !strings.Contains(last, "step 110") {
-		t.Errorf("feed runs from %q to %q, want step 149 down to step 110", first, last)
-	}
+	putBusyEvents(t, e)
+	checkFeed(t, e, "149", "110")
 }
