@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -27,7 +29,10 @@ func (d *Dashboard) object(c *echo.Context) error {
 	key := storage.Key(storageResource(resource), namespace, name)
 
 	seq := d.auditSeq()
-	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), storage.ListOptions{})
+	// A namespaced object's Events are in its namespace (Kubernetes refuses
+	// others), and so are its dependents'; a cluster-scoped object's may be
+	// in any.
+	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", namespace), storage.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to list events for %q: %w", key, err)
 	}
@@ -88,7 +93,9 @@ func (d *Dashboard) object(c *echo.Context) error {
 			vm.Decision = dec
 		}
 	}
-	vm.Timeline = d.timeline(vm, events.Items)
+	// The Events are decoded once for the object and all its dependents.
+	about := newEventIndex(events.Items, recordedTimes(d.cfg.Audit))
+	vm.Timeline = d.timeline(vm, about)
 	if vm.UID != "" {
 		graph, err := d.ownerGraph(ctx, namespace)
 		if err != nil {
@@ -97,7 +104,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 		for _, dep := range descendants(graph, vm.UID) {
 			vm.Dependents = append(vm.Dependents, components.TimelineGroup{
 				Object: components.ObjectLink{Kind: dep.Kind, Name: dep.Name, Href: objectHref(dep.Resource, dep.Namespace, dep.Name)},
-				Rows:   d.timeline(dep, events.Items),
+				Rows:   d.timeline(dep, about),
 			})
 		}
 	}
@@ -110,9 +117,58 @@ type timelineEntry struct {
 	row components.TimelineRow
 }
 
+// eventIndex is a page's core Events, decoded once, by involved object.
+type eventIndex struct {
+	byUID  map[string][]timedEvent
+	byName map[string][]timedEvent // namespace/name
+}
+
+type timedEvent struct {
+	e   *corev1.Event
+	key string
+	at  time.Time
+}
+
+func newEventIndex(events []storage.KeyValue, recorded map[string]time.Time) *eventIndex {
+	x := &eventIndex{byUID: map[string][]timedEvent{}, byName: map[string][]timedEvent{}}
+	for _, kv := range events {
+		e := &corev1.Event{}
+		if err := json.Unmarshal(kv.Value, e); err != nil {
+			continue
+		}
+		te := timedEvent{e, kv.Key, preciseEventTime(e, kv.Key, recorded)}
+		io := e.InvolvedObject
+		if io.UID != "" {
+			x.byUID[string(io.UID)] = append(x.byUID[string(io.UID)], te)
+		}
+		x.byName[io.Namespace+"/"+io.Name] = append(x.byName[io.Namespace+"/"+io.Name], te)
+	}
+	return x
+}
+
+// about returns the Events about o (eventAbout), each once, in key order.
+func (x *eventIndex) about(o components.Object) []timedEvent {
+	var out []timedEvent
+	seen := map[*corev1.Event]bool{}
+	add := func(list []timedEvent) {
+		for _, te := range list {
+			if !seen[te.e] && eventAbout(te.e, o) {
+				seen[te.e] = true
+				out = append(out, te)
+			}
+		}
+	}
+	if o.UID != "" {
+		add(x.byUID[o.UID])
+	}
+	add(x.byName[o.Namespace+"/"+o.Name])
+	slices.SortFunc(out, func(a, b timedEvent) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
 // timeline merges the audit events about the object (any subresource) and
 // the core Events whose involvedObject is it, in time order.
-func (d *Dashboard) timeline(o components.Object, events []storage.KeyValue) []components.TimelineRow {
+func (d *Dashboard) timeline(o components.Object, events *eventIndex) []components.TimelineRow {
 	var entries []timelineEntry
 	if d.cfg.Audit != nil {
 		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
@@ -129,14 +185,10 @@ func (d *Dashboard) timeline(o components.Object, events []storage.KeyValue) []c
 			entries = append(entries, timelineEntry{at: ev.RequestReceivedTimestamp.Time, row: row})
 		}
 	}
-	recorded := recordedTimes(d.cfg.Audit)
-	for _, kv := range events {
-		var e corev1.Event
-		if err := json.Unmarshal(kv.Value, &e); err != nil || !eventAbout(&e, o) {
-			continue
-		}
-		entries = append(entries, timelineEntry{at: preciseEventTime(&e, kv.Key, recorded), row: components.TimelineRow{
-			Source: "event", Actor: eventComponent(&e), Action: e.Reason, Message: e.Message,
+	for _, te := range events.about(o) {
+		e := te.e
+		entries = append(entries, timelineEntry{at: te.at, row: components.TimelineRow{
+			Source: "event", Actor: eventComponent(e), Action: e.Reason, Message: e.Message,
 			Type: e.Type, Failed: e.Type == corev1.EventTypeWarning,
 		}})
 	}
