@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -117,58 +115,44 @@ type timelineEntry struct {
 	row components.TimelineRow
 }
 
-// eventIndex is a page's core Events, decoded once, by involved object.
-type eventIndex struct {
-	byUID  map[string][]timedEvent
-	byName map[string][]timedEvent // namespace/name
-}
+// eventIndex is a page's core Events, decoded once, by their involved
+// object's namespace/name, in key order. (An Event naming an object by UID
+// names it by namespace and name too, so eventAbout's matches are all
+// under the object's namespace/name.)
+type eventIndex map[string][]timedEvent
 
 type timedEvent struct {
-	e   *corev1.Event
-	key string
-	at  time.Time
+	e  *corev1.Event
+	at time.Time
 }
 
-func newEventIndex(events []storage.KeyValue, recorded map[string]time.Time) *eventIndex {
-	x := &eventIndex{byUID: map[string][]timedEvent{}, byName: map[string][]timedEvent{}}
+func newEventIndex(events []storage.KeyValue, recorded map[string]time.Time) eventIndex {
+	x := eventIndex{}
 	for _, kv := range events {
 		e := &corev1.Event{}
 		if err := json.Unmarshal(kv.Value, e); err != nil {
 			continue
 		}
-		te := timedEvent{e, kv.Key, preciseEventTime(e, kv.Key, recorded)}
-		io := e.InvolvedObject
-		if io.UID != "" {
-			x.byUID[string(io.UID)] = append(x.byUID[string(io.UID)], te)
-		}
-		x.byName[io.Namespace+"/"+io.Name] = append(x.byName[io.Namespace+"/"+io.Name], te)
+		k := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		x[k] = append(x[k], timedEvent{e, preciseEventTime(e, kv.Key, recorded)})
 	}
 	return x
 }
 
-// about returns the Events about o (eventAbout), each once, in key order.
-func (x *eventIndex) about(o components.Object) []timedEvent {
+// about returns the Events about o (eventAbout).
+func (x eventIndex) about(o components.Object) []timedEvent {
 	var out []timedEvent
-	seen := map[*corev1.Event]bool{}
-	add := func(list []timedEvent) {
-		for _, te := range list {
-			if !seen[te.e] && eventAbout(te.e, o) {
-				seen[te.e] = true
-				out = append(out, te)
-			}
+	for _, te := range x[o.Namespace+"/"+o.Name] {
+		if eventAbout(te.e, o) {
+			out = append(out, te)
 		}
 	}
-	if o.UID != "" {
-		add(x.byUID[o.UID])
-	}
-	add(x.byName[o.Namespace+"/"+o.Name])
-	slices.SortFunc(out, func(a, b timedEvent) int { return strings.Compare(a.key, b.key) })
 	return out
 }
 
 // timeline merges the audit events about the object (any subresource) and
 // the core Events whose involvedObject is it, in time order.
-func (d *Dashboard) timeline(o components.Object, events *eventIndex) []components.TimelineRow {
+func (d *Dashboard) timeline(o components.Object, events eventIndex) []components.TimelineRow {
 	var entries []timelineEntry
 	if d.cfg.Audit != nil {
 		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {

@@ -151,7 +151,7 @@ type Config struct {
 	// the watch) when the lease expires, as kube-apiserver's --event-ttl
 	// does for Events. Leases are shared by the keys written within a
 	// minute of each other, so a key lives its time to live and up to a
-	// minute more.
+	// minute more. The prefixes must not overlap.
 	TTLs   map[string]time.Duration
 	Logger *slog.Logger
 }

@@ -66,10 +66,17 @@ func PairHash(key, value string) uint64 {
 	return h
 }
 
+// bloomMayHold reports whether a label set whose bloom is set (0: not
+// known) may hold every pair of a selector whose bloom is sel (0: nothing
+// to go by); false means it does not.
+func bloomMayHold(sel, set uint64) bool {
+	return sel == 0 || set == 0 || set&sel == sel
+}
+
 // MatchesBloom is Matches for a pod whose LabelBloom is bloom (0: not
 // known), rejecting at once a pod that cannot carry the term's labels.
 func (t *AffinityTerm) MatchesBloom(pod *v1.Pod, bloom uint64) bool {
-	if t.bloom != 0 && bloom != 0 && bloom&t.bloom != t.bloom {
+	if !bloomMayHold(t.bloom, bloom) {
 		return false
 	}
 	return t.Matches(pod)

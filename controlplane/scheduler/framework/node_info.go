@@ -79,7 +79,7 @@ type TermRef struct {
 // MayMatch reports whether a pod with label bloom podBloom (0: unknown)
 // may match the term; false means it does not.
 func (r *TermRef) MayMatch(podBloom uint64) bool {
-	return r.Bloom == 0 || podBloom == 0 || podBloom&r.Bloom == r.Bloom
+	return bloomMayHold(r.Bloom, podBloom)
 }
 
 // NodeLabel is a label of the node and the hash of its pair.
@@ -89,7 +89,8 @@ type NodeLabel struct {
 }
 
 // PodsMayMatch reports whether one of the node's pods may match t: false
-// means none does.
+// means none does. Unlike a pod's, the node's bloom is always known: 0
+// means no pod with labels.
 func (n *NodeInfo) PodsMayMatch(t *AffinityTerm) bool {
 	return t.bloom == 0 || n.podsBloom&t.bloom == t.bloom
 }

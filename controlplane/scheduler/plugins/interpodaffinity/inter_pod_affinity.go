@@ -133,7 +133,7 @@ func inDomain(ni *framework.NodeInfo, m topologyToMatchedTermCount, hashes map[u
 // required terms: all of its affinity terms or one of its anti-affinity
 // terms. False means the node's pods need not be looked at.
 func podsMayMatch(ni *framework.NodeInfo, aff *framework.PodAffinity) bool {
-	if n := len(aff.RequiredAffinityTerms); n > 0 {
+	if len(aff.RequiredAffinityTerms) > 0 {
 		all := true
 		for i := range aff.RequiredAffinityTerms {
 			all = all && ni.PodsMayMatch(&aff.RequiredAffinityTerms[i])
