@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
@@ -172,7 +171,7 @@ func (f *Framework) FilterNodes(ctx context.Context, state *CycleState, pod *v1.
 		statuses[i] = s
 		evaluated[i] = true
 	}
-	workqueue.ParallelizeUntil(ctx, f.parallelism, n, check, workqueue.WithChunkSize(chunkSizeFor(n, f.parallelism)))
+	Parallelize(ctx, f.parallelism, n, chunkSizeFor(n, f.parallelism), check)
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -265,7 +264,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		cancel()
 	}
 
-	workqueue.ParallelizeUntil(ctx, f.parallelism, len(nodes), func(i int) {
+	Parallelize(ctx, f.parallelism, len(nodes), chunkSizeFor(len(nodes), f.parallelism), func(i int) {
 		name := out[i].Node
 		for p, pl := range f.score {
 			s, st := pl.Score(ctx, state, pod, nodes[i])
@@ -276,12 +275,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			scores[p][i] = NodeScore{Name: name, Score: s}
 			out[i].Plugins[p] = PluginScore{Plugin: pl.Name(), Raw: s, Weight: weights[p]}
 		}
-	}, workqueue.WithChunkSize(chunkSizeFor(len(nodes), f.parallelism)))
+	})
 	if firstErr != nil {
 		return nil, firstErr
 	}
 
-	workqueue.ParallelizeUntil(ctx, f.parallelism, np, func(p int) {
+	Parallelize(ctx, f.parallelism, np, 1, func(p int) {
 		pl := f.score[p]
 		if ext := pl.ScoreExtensions(); ext != nil {
 			if st := ext.NormalizeScore(ctx, state, pod, scores[p]); !st.IsSuccess() {

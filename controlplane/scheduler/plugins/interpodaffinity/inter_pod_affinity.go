@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
 )
@@ -252,10 +251,16 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 				s.antiAffinityCounts[k] += v
 			}
 		}
-		const chunk = 64
-		workqueue.ParallelizeUntil(ctx, parallelism, (len(nodes)+chunk-1)/chunk, func(i int) {
-			scan(i*chunk, min((i+1)*chunk, len(nodes)))
-		})
+		if len(aff.RequiredAffinityTerms) == 0 && len(aff.RequiredAntiAffinityTerms) == 0 {
+			// Only the placed pods' terms to look at, and most nodes
+			// have none: one pass is quicker than a pool.
+			scan(0, len(nodes))
+		} else {
+			const chunk = 64
+			framework.Parallelize(ctx, parallelism, (len(nodes)+chunk-1)/chunk, 1, func(i int) {
+				scan(i*chunk, min((i+1)*chunk, len(nodes)))
+			})
+		}
 	}
 	s.antiDomains = s.antiAffinityCounts.domains()
 	s.existingAntiDomains = s.existingAntiAffinityCounts.domains()
