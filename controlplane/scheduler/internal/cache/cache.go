@@ -23,38 +23,99 @@ type Cache struct {
 	mu sync.RWMutex // guards everything below
 	// nodes maps node name to its info; an info may lack the Node object
 	// while pods on it arrive before the node does.
-	nodes map[string]*framework.NodeInfo
-	pods  map[types.UID]*podState
+	nodes map[string]*nodeItem
+	// head is the most recently changed node; the list runs from newer
+	// generations to older ones, as kube-scheduler's cache keeps it, so
+	// that UpdateSnapshot visits only the nodes changed since the
+	// snapshot's generation, not all of them.
+	head *nodeItem
+	// live counts the nodes that have a Node object.
+	live int
+	pods map[types.UID]*podState
 	// generation is the last generation handed to a changed NodeInfo.
 	generation int64
 }
 
+// nodeItem is a node's info in the cache's generation-ordered list.
+type nodeItem struct {
+	name       string
+	info       *framework.NodeInfo
+	prev, next *nodeItem
+}
+
 // New returns an empty cache.
 func New() *Cache {
-	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*podState{}}
+	return &Cache{nodes: map[string]*nodeItem{}, pods: map[types.UID]*podState{}}
 }
 
-func (c *Cache) touch(ni *framework.NodeInfo) {
+// touch gives it a new generation and moves it to the head of the list.
+func (c *Cache) touch(it *nodeItem) {
 	c.generation++
-	ni.Generation = c.generation
+	it.info.Generation = c.generation
+	if c.head == it {
+		return
+	}
+	c.unlink(it)
+	it.next = c.head
+	if c.head != nil {
+		c.head.prev = it
+	}
+	c.head = it
 }
 
-func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
-	ni, ok := c.nodes[name]
-	if !ok {
-		ni = framework.NewNodeInfo()
-		c.nodes[name] = ni
+// unlink takes it out of the list.
+func (c *Cache) unlink(it *nodeItem) {
+	if it.prev != nil {
+		it.prev.next = it.next
 	}
-	return ni
+	if it.next != nil {
+		it.next.prev = it.prev
+	}
+	if c.head == it {
+		c.head = it.next
+	}
+	it.prev, it.next = nil, nil
+}
+
+// forget drops it, which holds no Node object and no pods, from the cache.
+func (c *Cache) forget(it *nodeItem) {
+	c.unlink(it)
+	delete(c.nodes, it.name)
+	c.generation++
+}
+
+// setNode sets or clears it's Node object, keeping live up to date.
+func (c *Cache) setNode(it *nodeItem, node *v1.Node) {
+	had := it.info.Node() != nil
+	if node != nil {
+		it.info.SetNode(node)
+	} else {
+		it.info.RemoveNode()
+	}
+	switch has := node != nil; {
+	case has && !had:
+		c.live++
+	case had && !has:
+		c.live--
+	}
+}
+
+func (c *Cache) nodeItem(name string) *nodeItem {
+	it, ok := c.nodes[name]
+	if !ok {
+		it = &nodeItem{name: name, info: framework.NewNodeInfo()}
+		c.nodes[name] = it
+	}
+	return it
 }
 
 // AddNode adds or replaces a node.
 func (c *Cache) AddNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ni := c.nodeInfo(node.Name)
-	ni.SetNode(node)
-	c.touch(ni)
+	it := c.nodeItem(node.Name)
+	c.setNode(it, node)
+	c.touch(it)
 }
 
 // UpdateNode replaces a node.
@@ -64,37 +125,36 @@ func (c *Cache) UpdateNode(node *v1.Node) { c.AddNode(node) }
 func (c *Cache) RemoveNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ni, ok := c.nodes[node.Name]
+	it, ok := c.nodes[node.Name]
 	if !ok {
 		return
 	}
-	if len(ni.Pods) == 0 {
-		delete(c.nodes, node.Name)
-		c.generation++
+	c.setNode(it, nil)
+	if len(it.info.Pods) == 0 {
+		c.forget(it)
 		return
 	}
-	ni.RemoveNode()
-	c.touch(ni)
+	c.touch(it)
 }
 
 func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
-	ni := c.nodeInfo(pod.Spec.NodeName)
-	ni.AddPod(pod)
-	c.touch(ni)
+	it := c.nodeItem(pod.Spec.NodeName)
+	it.info.AddPod(pod)
+	c.touch(it)
 	c.pods[pod.UID] = &podState{pod: pod, assumed: assumed}
 }
 
 func (c *Cache) removePodLocked(pod *v1.Pod) error {
-	ni, ok := c.nodes[pod.Spec.NodeName]
+	it, ok := c.nodes[pod.Spec.NodeName]
 	if !ok {
 		return fmt.Errorf("failed to remove pod %q: node %q is not in the cache", pod.Namespace+"/"+pod.Name, pod.Spec.NodeName)
 	}
-	if err := ni.RemovePod(pod); err != nil {
+	if err := it.info.RemovePod(pod); err != nil {
 		return err
 	}
-	c.touch(ni)
-	if ni.Node() == nil && len(ni.Pods) == 0 {
-		delete(c.nodes, pod.Spec.NodeName)
+	c.touch(it)
+	if it.info.Node() == nil && len(it.info.Pods) == 0 {
+		c.forget(it)
 	}
 	delete(c.pods, pod.UID)
 	return nil
@@ -166,13 +226,7 @@ func (c *Cache) RemovePod(pod *v1.Pod) error {
 func (c *Cache) NodeCount() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := 0
-	for _, ni := range c.nodes {
-		if ni.Node() != nil {
-			n++
-		}
-	}
-	return n
+	return c.live
 }
 
 // UpdateSnapshot brings s up to date, copying only the nodes that changed
@@ -187,13 +241,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.nodeInfoMap = map[string]*framework.NodeInfo{}
 		s.index = map[string]int{}
 	}
-	// Changed nodes are cloned into their place in the list; only when
-	// nodes come or go is the list rebuilt and sorted.
-	rebuild, live := false, 0
-	for name, ni := range c.nodes {
-		if ni.Node() != nil {
-			live++
-		}
+	// Changed nodes, newest first, down to the snapshot's generation, are
+	// cloned into their place in the list; only when nodes come or go is
+	// the list rebuilt and sorted.
+	rebuild := false
+	for it := c.head; it != nil && it.info.Generation > s.generation; it = it.next {
+		name, ni := it.name, it.info
 		if ni.Node() == nil {
 			if _, ok := s.nodeInfoMap[name]; ok {
 				delete(s.nodeInfoMap, name)
@@ -213,10 +266,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			rebuild = true
 		}
 	}
-	// The map holds every live node now; anything more is gone.
-	if len(s.nodeInfoMap) != live {
+	// The map holds every live node now; anything more is gone from the
+	// cache.
+	if len(s.nodeInfoMap) != c.live {
 		for name := range s.nodeInfoMap {
-			if ni, ok := c.nodes[name]; !ok || ni.Node() == nil {
+			if it, ok := c.nodes[name]; !ok || it.info.Node() == nil {
 				delete(s.nodeInfoMap, name)
 				rebuild = true
 			}

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -147,5 +149,76 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSnapshotsMatchAFreshOne drives a cache through random node and pod
+// changes and, now and then, brings two long-lived snapshots up to date
+// (each at its own pace): each must then hold exactly what a snapshot
+// built from nothing holds, in the same order, with the same requests. It
+// fails if UpdateSnapshot misses a changed, added or removed node.
+func TestSnapshotsMatchAFreshOne(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		c := New()
+		slow, fast := NewSnapshot(), NewSnapshot()
+		bound := map[string]*v1.Pod{}
+		for step := range 400 {
+			nodeName := fmt.Sprintf("n%d", rng.IntN(8))
+			switch op := rng.IntN(10); {
+			case op < 2:
+				c.AddNode(node(nodeName))
+			case op < 3:
+				c.RemoveNode(node(nodeName))
+			case op < 6:
+				p := pod(fmt.Sprintf("p%d-%d", seed, step), nodeName, fmt.Sprintf("%dm", 1+rng.IntN(900)))
+				if rng.IntN(2) == 0 {
+					must(t, c.AssumePod(p))
+				} else {
+					must(t, c.AddPod(p))
+				}
+				bound[p.Name] = p
+			default:
+				for name, p := range bound {
+					if rng.IntN(2) == 0 {
+						must(t, c.RemovePod(p))
+					} else if c.IsAssumedPod(p) {
+						must(t, c.ForgetPod(p))
+					} else {
+						continue
+					}
+					delete(bound, name)
+					break
+				}
+			}
+			if rng.IntN(3) == 0 {
+				c.UpdateSnapshot(fast)
+				checkSnapshot(t, c, fast, seed, step)
+			}
+			if rng.IntN(20) == 0 {
+				c.UpdateSnapshot(slow)
+				checkSnapshot(t, c, slow, seed, step)
+			}
+		}
+	}
+}
+
+func checkSnapshot(t *testing.T, c *Cache, s *Snapshot, seed uint64, step int) {
+	t.Helper()
+	fresh := NewSnapshot()
+	c.UpdateSnapshot(fresh)
+	got, want := s.List(), fresh.List()
+	if len(got) != len(want) || len(s.nodeInfoMap) != len(want) || c.NodeCount() != len(want) {
+		t.Fatalf("seed %d step %d: snapshot has %d nodes (%d in its map), a fresh one %d, NodeCount %d", seed, step, len(got), len(s.nodeInfoMap), len(want), c.NodeCount())
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Node().Name != w.Node().Name || g.Requested.MilliCPU != w.Requested.MilliCPU || len(g.Pods) != len(w.Pods) || g.Generation != w.Generation {
+			t.Fatalf("seed %d step %d: node %d is %s (%dm, %d pods, generation %d), a fresh snapshot's %s (%dm, %d pods, generation %d)", seed, step, i,
+				g.Node().Name, g.Requested.MilliCPU, len(g.Pods), g.Generation, w.Node().Name, w.Requested.MilliCPU, len(w.Pods), w.Generation)
+		}
+		if ni, err := s.Get(w.Node().Name); err != nil || ni != g {
+			t.Fatalf("seed %d step %d: the snapshot's map and list disagree on %s", seed, step, w.Node().Name)
+		}
 	}
 }
