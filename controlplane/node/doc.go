@@ -32,7 +32,7 @@
 // only lists the pod's containers and syncs when their states changed (a
 // container that exited by itself), as the kubelet's PLEG relist does.
 // When the runtime reports exits as they happen (containerd's task exit
-// events), an exit wakes the pod's worker and the tick lists nothing, like
+// events; the simulated runtime's completions and stops), an exit wakes the pod's worker and the tick lists nothing, like
 // the kubelet's evented PLEG; if the event stream fails, workers poll
 // again until it is back.
 //

@@ -14,7 +14,8 @@
 // emptyDirs (unmounted with the pod); the pod network masquerades the pod
 // CIDR with one iptables rule. Simulated keeps the same states in
 // memory for nodes that run no containers (init containers complete, app
-// containers of restartPolicy Always pods run until stopped). This room may
+// containers of restartPolicy Always pods run until stopped) and reports
+// their exits as they happen (WatchExits), as containerd does. This room may
 // touch containerd, runc, network namespaces, the pod CIDR's iptables rule,
 // tmpfs mounts and files under the node's data directory; it knows nothing
 // of the Kubernetes API.

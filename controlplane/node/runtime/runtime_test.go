@@ -195,3 +195,76 @@ func TestBuildDemoImage(t *testing.T) {
 		t.Errorf("bin/sh = %+v, want symlink to busybox", h)
 	}
 }
+
+// TestSimulatedWatchExitsReportsPod: a completing container's exit and a
+// stopped container's exit are reported with their pod's UID, a container
+// of an Always pod that keeps running is not, and nothing is reported once
+// the watch has ended.
+func TestSimulatedWatchExitsReportsPod(t *testing.T) {
+	ctx := context.Background()
+	s := NewSimulated(SimulatedConfig{StartDelay: time.Millisecond, CompleteAfter: 30 * time.Millisecond})
+	if _, err := s.PullImage(ctx, "busybox"); err != nil {
+		t.Fatal(err)
+	}
+	start := func(uid, policy string) string {
+		t.Helper()
+		pod := PodSpec{UID: uid, Namespace: "default", Name: uid, RestartPolicy: policy}
+		if _, err := s.StartPod(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.CreateContainer(ctx, pod, ContainerSpec{Name: "c", Image: "busybox"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.StartContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	exits := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() { done <- s.WatchExits(wctx, func(uid string) { exits <- uid }) }()
+	// The watch is registered before it is needed: wait until it is.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		n := len(s.watchers)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("WatchExits did not start watching")
+		}
+	}
+	start("always", "Always")
+	start("never", "Never")
+	select {
+	case uid := <-exits:
+		if uid != "never" {
+			t.Fatalf("exit reported for pod %q, want the completing pod \"never\"", uid)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the completing container's exit was not reported")
+	}
+	if list, _ := s.ListContainers(ctx, "never"); list[0].State != StateExited || list[0].Reason != "Completed" {
+		t.Fatalf("reported exit, but the container is %+v", list[0])
+	}
+	if err := s.StopPod(ctx, "always", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if uid := <-exits; uid != "always" {
+		t.Fatalf("stop reported for pod %q, want \"always\"", uid)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("WatchExits after cancel = %v, want nil", err)
+	}
+	start("late", "Never")
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case uid := <-exits:
+		t.Fatalf("exit of pod %q reported after the watch ended", uid)
+	default:
+	}
+}

@@ -39,10 +39,12 @@ type SimulatedConfig struct {
 type Simulated struct {
 	cfg SimulatedConfig
 
-	mu         sync.Mutex // guards containers, images and pods
+	mu         sync.Mutex // guards containers, images, pods and watchers
 	containers map[string]*simContainer
 	images     map[string]Image
 	pods       map[string]bool
+	// watchers are the callbacks of WatchExits calls in progress.
+	watchers map[*func(podUID string)]struct{}
 }
 
 type simContainer struct {
@@ -67,6 +69,7 @@ func NewSimulated(cfg SimulatedConfig) *Simulated {
 		containers: map[string]*simContainer{},
 		images:     map[string]Image{},
 		pods:       map[string]bool{},
+		watchers:   map[*func(podUID string)]struct{}{},
 	}
 }
 
@@ -191,19 +194,68 @@ func (s *Simulated) StartContainer(ctx context.Context, id string) error {
 	}
 	c.status.State = StateRunning
 	c.status.StartedAt = time.Now()
+	if c.completes {
+		time.AfterFunc(s.cfg.CompleteAfter, func() { s.complete(id, c) })
+	}
 	return nil
+}
+
+// complete ends c, container id, once its time is up, and reports the exit.
+func (s *Simulated) complete(id string, c *simContainer) {
+	s.mu.Lock()
+	if s.containers[id] != c || c.status.State != StateRunning {
+		s.mu.Unlock()
+		return
+	}
+	s.refreshLocked(c, time.Now())
+	exited := c.status.State == StateExited
+	s.mu.Unlock()
+	if exited {
+		s.reportExit(c.status.PodUID)
+	}
+}
+
+// WatchExits calls exited with the pod UID of every container that exits
+// (completes, or is stopped) while it runs, as containerd's exit events
+// do, and blocks until ctx ends; it returns nil.
+func (s *Simulated) WatchExits(ctx context.Context, exited func(podUID string)) error {
+	s.mu.Lock()
+	s.watchers[&exited] = struct{}{}
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	delete(s.watchers, &exited)
+	s.mu.Unlock()
+	return nil
+}
+
+// reportExit tells the watchers a container of the pod exited.
+func (s *Simulated) reportExit(podUID string) {
+	s.mu.Lock()
+	watchers := make([]func(string), 0, len(s.watchers))
+	for w := range s.watchers {
+		watchers = append(watchers, *w)
+	}
+	s.mu.Unlock()
+	for _, w := range watchers {
+		w(podUID)
+	}
 }
 
 // StopContainer implements Runtime: a simulated process exits on SIGTERM
 // at once with status 143 (128+SIGTERM), as a shell would.
 func (s *Simulated) StopContainer(_ context.Context, id string, _ time.Duration) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	c, ok := s.containers[id]
 	if !ok {
+		s.mu.Unlock()
 		return fmt.Errorf("failed to stop container %q: %w", id, ErrNotFound)
 	}
-	s.stopLocked(c, time.Now())
+	stopped := s.stopLocked(c, time.Now())
+	s.mu.Unlock()
+	if stopped {
+		s.reportExit(c.status.PodUID)
+	}
 	return nil
 }
 
@@ -211,24 +263,31 @@ func (s *Simulated) StopContainer(_ context.Context, id string, _ time.Duration)
 // containers.
 func (s *Simulated) StopPod(_ context.Context, podUID string, _ time.Duration) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := time.Now()
+	stopped := false
 	for _, c := range s.containers {
-		if c.status.PodUID == podUID {
-			s.stopLocked(c, now)
+		if c.status.PodUID == podUID && s.stopLocked(c, now) {
+			stopped = true
 		}
+	}
+	s.mu.Unlock()
+	if stopped {
+		s.reportExit(podUID)
 	}
 	return nil
 }
 
-func (s *Simulated) stopLocked(c *simContainer, now time.Time) {
+// stopLocked ends c if it still runs, and reports whether it did.
+func (s *Simulated) stopLocked(c *simContainer, now time.Time) bool {
 	s.refreshLocked(c, now)
-	if c.status.State == StateRunning {
-		c.status.State = StateExited
-		c.status.FinishedAt = now
-		c.status.ExitCode = 143
-		c.status.Reason = "Error"
+	if c.status.State != StateRunning {
+		return false
 	}
+	c.status.State = StateExited
+	c.status.FinishedAt = now
+	c.status.ExitCode = 143
+	c.status.Reason = "Error"
+	return true
 }
 
 // RemoveContainer implements Runtime.
