@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -252,11 +253,22 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 // records the audit event.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); first {
-	case "healthz", "livez":
+	case "healthz", "livez", "readyz":
+		// Anyone may ask, as kube-apiserver lets system:unauthenticated
+		// (system:public-info-viewer); credentials that fail
+		// authentication are refused all the same, as there.
+		if _, err := s.authn.Authenticate(r); err != nil && !errors.Is(err, auth.ErrNoIdentity) {
+			st := toStatus(apierrors.NewUnauthorized("Unauthorized"))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(int(st.Code))
+			_ = json.NewEncoder(w).Encode(st)
+			return
+		}
+		if first == "readyz" {
+			s.serveReadyz(w)
+			return
+		}
 		writeText(w, http.StatusOK, "ok")
-		return
-	case "readyz":
-		s.serveReadyz(w)
 		return
 	}
 	req := s.newRequest(w, r)

@@ -259,6 +259,23 @@ func TestTransportAndCredentialFailures(t *testing.T) {
 			t.Errorf("garbage token answered %d: %s", code, body)
 		}
 	})
+	// The health checks answer anyone without credentials, as
+	// kube-apiserver's do, and refuse credentials that fail, as there.
+	t.Run("health checks", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+			if code, body, err := apiGet(t, c, path, "", nil); err != nil || code != http.StatusOK || body != "ok" {
+				t.Errorf("%s without credentials: %d %v %q", path, code, err, body)
+			}
+			code, body, err := apiGet(t, c, path, "not.a.token", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st metav1.Status
+			if code != http.StatusUnauthorized || json.Unmarshal([]byte(body), &st) != nil || st.Reason != metav1.StatusReasonUnauthorized {
+				t.Errorf("%s with a garbage token answered %d: %s", path, code, body)
+			}
+		}
+	})
 }
 
 func TestStaticTokenFileAndAnonymous(t *testing.T) {
