@@ -61,7 +61,41 @@ type NodeInfo struct {
 	antiTerms, scoringTerms []TermRef
 	// labels are the node's labels with their pairs' hashes.
 	labels []NodeLabel
+	// images are the node's status.images by name (nil without a Node);
+	// shared with clones, and kept when an update leaves them unchanged.
+	images *NodeImages
 }
+
+// NodeImages is the images a node reports in status.images, by each of
+// their names, as ImageLocality reads them.
+type NodeImages struct {
+	// Sizes maps every name of every image to the image's size (the first
+	// image listing a name wins).
+	Sizes map[string]int64
+	// from is the status.images they were made from.
+	from []v1.ContainerImage
+}
+
+// newNodeImages indexes images, or returns old when they are the same.
+func newNodeImages(old *NodeImages, images []v1.ContainerImage) *NodeImages {
+	if old != nil && slices.EqualFunc(old.from, images, func(a, b v1.ContainerImage) bool {
+		return a.SizeBytes == b.SizeBytes && slices.Equal(a.Names, b.Names)
+	}) {
+		return old
+	}
+	ni := &NodeImages{Sizes: map[string]int64{}, from: images}
+	for _, img := range images {
+		for _, name := range img.Names {
+			if _, seen := ni.Sizes[name]; !seen {
+				ni.Sizes[name] = img.SizeBytes
+			}
+		}
+	}
+	return ni
+}
+
+// Images returns the node's images by name; nil when the Node is not known.
+func (n *NodeInfo) Images() *NodeImages { return n.images }
 
 // TermRef is an affinity term of a placed pod, with the term's bloom at
 // hand.
@@ -132,6 +166,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 	for k, v := range node.Labels {
 		n.labels = append(n.labels, NodeLabel{PairHash(k, v), k, v})
 	}
+	n.images = newNodeImages(n.images, node.Status.Images)
 }
 
 // RemoveNode forgets the Node object but keeps the pods.
@@ -139,6 +174,7 @@ func (n *NodeInfo) RemoveNode() {
 	n.node = nil
 	n.Allocatable = &Resource{}
 	n.labels = nil
+	n.images = nil
 }
 
 // AddPod adds pod and its requests.
@@ -222,6 +258,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		antiTerms:        slices.Clip(n.antiTerms),
 		scoringTerms:     slices.Clip(n.scoringTerms),
 		labels:           n.labels,
+		images:           n.images,
 	}
 }
 
@@ -238,4 +275,11 @@ type NodeInfoLister interface {
 	List() []*NodeInfo
 	// Get returns the node named name, or an error if it is not there.
 	Get(name string) (*NodeInfo, error)
+}
+
+// ImageCounter is a NodeInfoLister that also counts, for an image name,
+// the nodes that hold it, as kube-scheduler's snapshot keeps each image's
+// NumNodes instead of scanning every node in every cycle.
+type ImageCounter interface {
+	NodesWithImage(name string) int
 }

@@ -240,6 +240,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	if s.nodeInfoMap == nil {
 		s.nodeInfoMap = map[string]*framework.NodeInfo{}
 		s.index = map[string]int{}
+		s.imageNodes = map[string]int{}
 	}
 	// Changed nodes, newest first, down to the snapshot's generation, are
 	// cloned into their place in the list; only when nodes come or go is
@@ -248,7 +249,8 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	for it := c.head; it != nil && it.info.Generation > s.generation; it = it.next {
 		name, ni := it.name, it.info
 		if ni.Node() == nil {
-			if _, ok := s.nodeInfoMap[name]; ok {
+			if old, ok := s.nodeInfoMap[name]; ok {
+				s.countImages(old.Images(), -1)
 				delete(s.nodeInfoMap, name)
 				rebuild = true
 			}
@@ -259,6 +261,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			continue
 		}
 		clone := ni.Clone()
+		if !ok || old.Images() != clone.Images() {
+			if ok {
+				s.countImages(old.Images(), -1)
+			}
+			s.countImages(clone.Images(), 1)
+		}
 		s.nodeInfoMap[name] = clone
 		if i, listed := s.index[name]; ok && listed {
 			s.nodeInfoList[i] = clone
@@ -269,8 +277,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	// The map holds every live node now; anything more is gone from the
 	// cache.
 	if len(s.nodeInfoMap) != c.live {
-		for name := range s.nodeInfoMap {
+		for name, old := range s.nodeInfoMap {
 			if it, ok := c.nodes[name]; !ok || it.info.Node() == nil {
+				s.countImages(old.Images(), -1)
 				delete(s.nodeInfoMap, name)
 				rebuild = true
 			}
@@ -295,11 +304,31 @@ type Snapshot struct {
 	nodeInfoMap  map[string]*framework.NodeInfo
 	nodeInfoList []*framework.NodeInfo
 	// index is each node's position in nodeInfoList.
-	index      map[string]int
+	index map[string]int
+	// imageNodes counts, per image name, the nodes holding the image.
+	imageNodes map[string]int
 	generation int64
 }
 
-var _ framework.NodeInfoLister = &Snapshot{}
+// countImages adds d to the count of every name in images.
+func (s *Snapshot) countImages(images *framework.NodeImages, d int) {
+	if images == nil {
+		return
+	}
+	for name := range images.Sizes {
+		if s.imageNodes[name] += d; s.imageNodes[name] == 0 {
+			delete(s.imageNodes, name)
+		}
+	}
+}
+
+// NodesWithImage implements framework.ImageCounter.
+func (s *Snapshot) NodesWithImage(name string) int { return s.imageNodes[name] }
+
+var (
+	_ framework.NodeInfoLister = &Snapshot{}
+	_ framework.ImageCounter   = &Snapshot{}
+)
 
 // NewSnapshot returns an empty snapshot to pass to UpdateSnapshot.
 func NewSnapshot() *Snapshot { return &Snapshot{} }

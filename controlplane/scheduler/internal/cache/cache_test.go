@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -167,7 +168,17 @@ func TestSnapshotsMatchAFreshOne(t *testing.T) {
 			nodeName := fmt.Sprintf("n%d", rng.IntN(8))
 			switch op := rng.IntN(10); {
 			case op < 2:
-				c.AddNode(node(nodeName))
+				// Nodes come and change with random images, some of
+				// them with two names, some names on two images.
+				n := node(nodeName)
+				for range rng.IntN(3) {
+					img := v1.ContainerImage{Names: []string{fmt.Sprintf("img-%d", rng.IntN(4))}, SizeBytes: int64(rng.IntN(3)) << 20}
+					if rng.IntN(2) == 0 {
+						img.Names = append(img.Names, fmt.Sprintf("img-%d", rng.IntN(4)))
+					}
+					n.Status.Images = append(n.Status.Images, img)
+				}
+				c.AddNode(n)
 			case op < 3:
 				c.RemoveNode(node(nodeName))
 			case op < 6:
@@ -219,6 +230,27 @@ func checkSnapshot(t *testing.T, c *Cache, s *Snapshot, seed uint64, step int) {
 		}
 		if ni, err := s.Get(w.Node().Name); err != nil || ni != g {
 			t.Fatalf("seed %d step %d: the snapshot's map and list disagree on %s", seed, step, w.Node().Name)
+		}
+	}
+	// Each image name is counted on the nodes that list it now.
+	holders := map[string]int{}
+	for _, ni := range want {
+		names := map[string]bool{}
+		for _, img := range ni.Node().Status.Images {
+			for _, name := range img.Names {
+				names[name] = true
+			}
+		}
+		for name := range names {
+			holders[name]++
+		}
+	}
+	if !maps.Equal(s.imageNodes, holders) {
+		t.Fatalf("seed %d step %d: image counts %v, the nodes hold %v", seed, step, s.imageNodes, holders)
+	}
+	for name, n := range holders {
+		if got := s.NodesWithImage(name); got != n {
+			t.Fatalf("seed %d step %d: NodesWithImage(%s) = %d, want %d", seed, step, name, got, n)
 		}
 	}
 }

@@ -51,66 +51,52 @@ func NewWithLister(lister framework.NodeInfoLister) *ImageLocality {
 // Name returns Name.
 func (*ImageLocality) Name() string { return Name }
 
-// preScoreState is what Score needs, computed once per cycle from every
-// node's status.images: for each node, the sizes of the pod's images it
-// holds, and for each image the share of all nodes holding it.
+// preScoreState is what Score needs, computed once per cycle: the pod's
+// images and, for each, the share of all nodes holding it.
 type preScoreState struct {
 	// images are the pod's containers' images (init containers first),
 	// normalized; numContainers counts them.
 	images []string
 	// spread[image] is how many nodes hold the image over all nodes.
 	spread map[string]float64
-	// sizes[node][image] is the image's size on nodes that hold it.
-	sizes map[string]map[string]int64
 }
 
-// PreScore finds, on every node of the snapshot, the pod's images among
-// node.status.images. As kube-scheduler does, an image matches when one of
-// the node's names for it equals the pod's image name with ":latest"
-// added when it names no tag or digest; the node's names are taken as they
-// are (kubelet reports them fully qualified, so a pod naming "nginx" does
-// not match "docker.io/library/nginx:latest", kubernetes/kubernetes#112699).
+// PreScore finds the share of nodes holding each of the pod's images. As
+// kube-scheduler does, an image matches when one of the node's names for
+// it equals the pod's image name with ":latest" added when it names no tag
+// or digest; the node's names are taken as they are (kubelet reports them
+// fully qualified, so a pod naming "nginx" does not match
+// "docker.io/library/nginx:latest", kubernetes/kubernetes#112699). The
+// snapshot counts the nodes holding each name as nodes change, as
+// kube-scheduler's keeps each image's NumNodes, so a cycle need not look
+// at every node's images.
 func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	s := &preScoreState{spread: map[string]float64{}, sizes: map[string]map[string]int64{}}
-	wanted := map[string]bool{}
+	s := &preScoreState{spread: map[string]float64{}}
 	for _, c := range pod.Spec.InitContainers {
 		s.images = append(s.images, NormalizedImageName(c.Image))
 	}
 	for _, c := range pod.Spec.Containers {
 		s.images = append(s.images, NormalizedImageName(c.Image))
 	}
-	for _, img := range s.images {
-		wanted[img] = true
-	}
 	if pl.lister != nil {
 		all := pl.lister.List()
-		holders := map[string]int{}
-		for _, ni := range all {
-			node := ni.Node()
-			if node == nil {
-				continue
-			}
-			var held map[string]int64
-			for _, img := range node.Status.Images {
-				for _, name := range img.Names {
-					if !wanted[name] {
-						continue
-					}
-					if held == nil {
-						held = map[string]int64{}
-					}
-					if _, seen := held[name]; !seen {
-						held[name] = img.SizeBytes
-						holders[name]++
+		counter, ok := pl.lister.(framework.ImageCounter)
+		for _, name := range s.images {
+			n := 0
+			if ok {
+				n = counter.NodesWithImage(name)
+			} else {
+				for _, ni := range all {
+					if imgs := ni.Images(); imgs != nil {
+						if _, held := imgs.Sizes[name]; held {
+							n++
+						}
 					}
 				}
 			}
-			if held != nil {
-				s.sizes[node.Name] = held
+			if n > 0 {
+				s.spread[name] = float64(n) / float64(len(all))
 			}
-		}
-		for name, n := range holders {
-			s.spread[name] = float64(n) / float64(len(all))
 		}
 	}
 	state.Write(preScoreStateKey, s)
@@ -121,8 +107,7 @@ func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState
 // image size times the share of nodes holding it, and maps the sum from
 // [23 MiB, 1000 MiB * containers] onto 0..100.
 func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
-	node := nodeInfo.Node()
-	if node == nil {
+	if nodeInfo.Node() == nil {
 		return 0, framework.NewStatus(framework.Error, "node not found")
 	}
 	data, err := state.Read(preScoreStateKey)
@@ -134,10 +119,11 @@ func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, _ *v
 		return 0, framework.NewStatus(framework.Error, fmt.Sprintf("%T is not an imagelocality.preScoreState", data))
 	}
 	var sum int64
-	held := s.sizes[node.Name]
-	for _, name := range s.images {
-		if size, ok := held[name]; ok {
-			sum += int64(float64(size) * s.spread[name])
+	if imgs := nodeInfo.Images(); imgs != nil {
+		for _, name := range s.images {
+			if size, ok := imgs.Sizes[name]; ok {
+				sum += int64(float64(size) * s.spread[name])
+			}
 		}
 	}
 	return calculatePriority(sum, len(s.images)), nil
