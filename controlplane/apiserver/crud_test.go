@@ -97,6 +97,21 @@ func TestStaleUpdateConflicts(t *testing.T) {
 	if !apierrors.IsConflict(err) || err.Error() != want {
 		t.Fatalf("stale update: %v, want %q", err, want)
 	}
+
+	// Without a resourceVersion the update is unconditional, as
+	// kube-apiserver's pod strategy allows: it lands on the newest object,
+	// on the main resource and on status.
+	p.ResourceVersion = ""
+	got, err := pods.Update(ctx, p, metav1.UpdateOptions{})
+	if err != nil || got.Labels["a"] != "2" || got.ResourceVersion == fresh.ResourceVersion {
+		t.Fatalf("update without a resourceVersion: %v (labels %v)", err, got.GetLabels())
+	}
+	got.ResourceVersion = ""
+	got.Status.Message = "unconditional"
+	got, err = pods.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	if err != nil || got.Status.Message != "unconditional" {
+		t.Fatalf("status update without a resourceVersion: %v", err)
+	}
 }
 
 func TestInvalidObjectIsRefusedAndNotStored(t *testing.T) {

@@ -260,11 +260,17 @@ func retryWrite(err error, fromGuess bool) bool {
 }
 
 // checkResourceVersion refuses an update whose resourceVersion is set and
-// differs from the stored one.
+// differs from the stored one. One without a resourceVersion is an
+// unconditional update, as kube-apiserver allows for the built-in kinds:
+// it takes the stored object's.
 func (q *request) checkResourceVersion(in, cur runtime.Object) error {
 	im, _ := meta.Accessor(in)
 	cm, _ := meta.Accessor(cur)
-	if rv := im.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+	switch rv := im.GetResourceVersion(); rv {
+	case "":
+		im.SetResourceVersion(cm.GetResourceVersion())
+	case cm.GetResourceVersion():
+	default:
 		return apierrors.NewConflict(q.res.GroupResource(), cm.GetName(), errModified)
 	}
 	return nil
@@ -311,10 +317,11 @@ func (q *request) put(v *view) error {
 		create = func() (runtime.Object, error) { return in.DeepCopyObject(), nil }
 	}
 	result, err := q.update(q.info.Name, admission.Update, func(cur runtime.Object) (runtime.Object, error) {
-		if err := q.checkResourceVersion(in, v.get(q.res, cur)); err != nil {
+		next := in.DeepCopyObject() // each attempt starts from the body
+		if err := q.checkResourceVersion(next, v.get(q.res, cur)); err != nil {
 			return nil, err
 		}
-		return v.merge(q.res, cur, in.DeepCopyObject())
+		return v.merge(q.res, cur, next)
 	}, create)
 	if err != nil {
 		return err

@@ -153,6 +153,10 @@ func TestNodeIdentityIsRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod["status"].(map[string]any)["phase"] = "Failed"
+	// An unconditional update: sim-2 may be writing the pod's status
+	// meanwhile, and a stale resourceVersion would be refused with 409
+	// before admission (as kube-apiserver does) could refuse the node.
+	delete(pod["metadata"].(map[string]any), "resourceVersion")
 	failed, _ := json.Marshal(pod)
 	if err := os.WriteFile(podFile, failed, 0o600); err != nil {
 		t.Fatal(err)
