@@ -16,7 +16,9 @@ import (
 func TestBrowserShowsDeniedRequestAtAuthorization(t *testing.T) {
 	c := SharedCluster(t)
 	tab := webtest.Browser(t)
-	webtest.Navigate(t, tab, c.WebURL+"/requests")
+	// Only mallory's requests: other tests on the shared cluster are
+	// refused too.
+	webtest.Navigate(t, tab, c.WebURL+"/requests?user=mallory")
 	webtest.WaitSelector(t, tab, webtest.TestID("request-list"))
 	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
 
