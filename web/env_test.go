@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/etcd"
+	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
@@ -34,16 +33,6 @@ type env struct {
 	srv   *httptest.Server
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	return newEnvHistory(t, testHistory)
@@ -54,11 +43,7 @@ func newEnvHistory(t *testing.T, n int) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srvEtcd, err := etcd.Start(ctx, etcd.Config{
-		DataDir:   t.TempDir(),
-		ClientURL: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		PeerURL:   fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-	})
+	srvEtcd, err := etcdtest.StartOnFreePorts(ctx, etcd.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}

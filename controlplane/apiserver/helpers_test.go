@@ -7,7 +7,6 @@ import (
 	"io"
 	stdlog "log"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/etcd"
+	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/pki"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -77,27 +77,10 @@ func newEnv(t *testing.T) *testEnv {
 	return env
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 func startEnv(dir string) (*testEnv, func(), error) {
-	clientAddr, err := freeAddr()
-	if err != nil {
-		return nil, nil, err
-	}
-	peerAddr, err := freeAddr()
-	if err != nil {
-		return nil, nil, err
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	etcdSrv, err := etcd.Start(ctx, etcd.Config{DataDir: dir, ClientURL: "http://" + clientAddr, PeerURL: "http://" + peerAddr, Logger: log})
+	etcdSrv, err := etcdtest.StartOnFreePorts(ctx, etcd.Config{DataDir: dir, Logger: log})
 	if err != nil {
 		cancel()
 		return nil, nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/etcd"
+	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/pki"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -57,17 +58,9 @@ func sharedRBACEnv(t *testing.T) *rbacEnv {
 }
 
 func startRBACEnv(dir string) (*rbacEnv, error) {
-	clientAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	peerAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := context.Background()
-	etcdSrv, err := etcd.Start(ctx, etcd.Config{DataDir: dir, ClientURL: "http://" + clientAddr, PeerURL: "http://" + peerAddr, Logger: log})
+	etcdSrv, err := etcdtest.StartOnFreePorts(ctx, etcd.Config{DataDir: dir, Logger: log})
 	if err != nil {
 		return nil, err
 	}
