@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/glassplane/glassplane/web/webtest"
@@ -432,15 +433,6 @@ func TestTempoStepModeThroughTheAPI(t *testing.T) {
 			return fmt.Errorf("waiting: %v", cm.Data)
 		})
 	}
-	release := func() {
-		t.Helper()
-		cm, err := cms.Get(ctx, "glassplane-tempo", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		taken, _ := strconv.Atoi(cm.Data["taken"])
-		patch(fmt.Sprintf(`{"released":"%d"}`, taken+1))
-	}
 	patch(`{"mode":"step"}`)
 	t.Cleanup(func() {
 		c.Kubectl(t, "", "-n", "kube-system", "patch", "configmap", "glassplane-tempo", "--type", "merge", "-p", `{"data":{"mode":"realtime"}}`)
@@ -453,12 +445,22 @@ func TestTempoStepModeThroughTheAPI(t *testing.T) {
 	}
 	// On the shared cluster, other tests' components may wait in the same
 	// step queue, and a step may go to one of them: step on until the
-	// pod's next state, but not past a waiting step whose text contains
-	// hold (the test looks at it next).
-	stepUntil := func(what, hold string, reached func(*corev1.Pod) bool) *corev1.Pod {
+	// pod's next state, releasing a step only while the component that
+	// moves the pod there waits (mayStep), and only on the tempo object as
+	// it was read (a conditional update: a step taken meanwhile changes it),
+	// so no step is left over for the component the test looks at next.
+	releaseIf := func(cm *corev1.ConfigMap) {
+		t.Helper()
+		taken, _ := strconv.Atoi(cm.Data["taken"])
+		next := cm.DeepCopy()
+		next.Data["released"] = strconv.Itoa(taken + 1)
+		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	stepUntil := func(what string, mayStep func(waiting string) bool, reached func(*corev1.Pod) bool) *corev1.Pod {
 		t.Helper()
 		var pod *corev1.Pod
-		release()
 		Eventually(t, 2*time.Minute, what, func() error {
 			p, err := c.Client.CoreV1().Pods("default").Get(ctx, "tempo-api-pod", metav1.GetOptions{})
 			if err != nil {
@@ -472,22 +474,21 @@ func TestTempoStepModeThroughTheAPI(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			waiting, held := false, false
 			for k, v := range cm.Data {
-				if strings.HasPrefix(k, "waiting.") {
-					waiting = true
-					held = held || hold != "" && strings.Contains(v, hold)
+				if strings.HasPrefix(k, "waiting.") && mayStep(v) {
+					releaseIf(cm)
+					break
 				}
-			}
-			if waiting && !held {
-				release()
 			}
 			return fmt.Errorf("node %q, phase %s", p.Spec.NodeName, p.Status.Phase)
 		})
 		return pod
 	}
-	node := stepUntil("the pod to be bound after the scheduler's step", "start container tempo-api-pod of pod default/tempo-api-pod",
+	node := stepUntil("the pod to be bound after the scheduler's step",
+		func(w string) bool { return w == "scheduler: schedule pod default/tempo-api-pod" },
 		func(p *corev1.Pod) bool { return p.Spec.NodeName != "" }).Spec.NodeName
 	waitingFor("node/" + node + ": start container tempo-api-pod of pod default/tempo-api-pod")
-	stepUntil("the pod to run after its node's step", "", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	stepUntil("the pod to run after its node's step",
+		func(w string) bool { return strings.Contains(w, "tempo-api-pod") },
+		func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 }
