@@ -753,6 +753,9 @@ func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
 		HostNetwork:   pod.Spec.HostNetwork,
 		RestartPolicy: string(pod.Spec.RestartPolicy),
 	}
+	for _, h := range pod.Spec.HostAliases {
+		spec.HostAliases = append(spec.HostAliases, runtime.HostAlias{IP: h.IP, Hostnames: h.Hostnames})
+	}
 	if !pod.Spec.HostNetwork {
 		for _, c := range pod.Spec.Containers {
 			for _, p := range c.Ports {

@@ -42,14 +42,27 @@ const demoImage = "glassplane.local/hello:latest"
 
 // TestNodePodsReachEachOtherByPodIP: two pods on the containerd node get
 // their own addresses from the pod CIDR and one fetches the other's page
-// (busybox wget to httpd); the host reaches the pod too.
+// (busybox wget to httpd); the host reaches the pod too. A pod's
+// /etc/hosts is the kubelet's: localhost, its own address under its
+// hostname, and its hostAliases.
 func TestNodePodsReachEachOtherByPodIP(t *testing.T) {
 	requireTool(t, "containerd", "real containers")
 	c := SharedCluster(t)
-	createPod(t, c, onContainerdNode("ip-server", corev1.RestartPolicyAlways, corev1.Container{Name: "web", Image: demoImage}))
+	serverPod := onContainerdNode("ip-server", corev1.RestartPolicyAlways, corev1.Container{Name: "web", Image: demoImage})
+	serverPod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}}
+	createPod(t, c, serverPod)
 	server := waitPodPhase(t, c, "default", "ip-server", corev1.PodRunning, 3*time.Minute)
 	if server.Status.PodIP == "" || server.Status.PodIP == server.Status.HostIP {
 		t.Fatalf("server pod IP = %q (host %q), want its own address", server.Status.PodIP, server.Status.HostIP)
+	}
+	hosts := c.MustKubectl(t, "", "exec", "ip-server", "--", "cat", "/etc/hosts")
+	for _, line := range []string{"127.0.0.1\tlocalhost", server.Status.PodIP + "\tip-server", "10.1.2.3\tfoo.local\tbar.local"} {
+		if !strings.Contains(hosts, line+"\n") {
+			t.Errorf("the pod's /etc/hosts has no line %q:\n%s", line, hosts)
+		}
+	}
+	if out := c.MustKubectl(t, "", "exec", "ip-server", "--", "wget", "-q", "-O", "-", "http://localhost:8080/"); !strings.Contains(out, "Hello from ip-server") {
+		t.Errorf("the pod fetched %q from localhost, want its own page", out)
 	}
 	node, err := c.Client.CoreV1().Nodes().Get(context.Background(), server.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {

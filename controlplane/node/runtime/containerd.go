@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -269,7 +271,14 @@ func (c *Containerd) StartPod(ctx context.Context, pod PodSpec) (string, error) 
 	if c.hostNetwork(pod) {
 		return "", nil
 	}
-	return c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
+	ip, err := c.cfg.Network.Setup(ctx, pod, NetnsPath(pod.UID))
+	if err != nil {
+		return "", err
+	}
+	if err := writeHosts(filepath.Join(c.cfg.StateDir, pod.UID), pod, []string{ip}); err != nil {
+		return "", err
+	}
+	return ip, nil
 }
 
 // PreparePod does what StartPod does short of attaching the pod to the
@@ -284,6 +293,9 @@ func (c *Containerd) PreparePod(_ context.Context, pod PodSpec) error {
 	}
 	if c.hostNetwork(pod) {
 		return nil
+	}
+	if err := writeHosts(dir, pod, nil); err != nil {
+		return err
 	}
 	return ensureNetns(pod.UID)
 }
@@ -392,6 +404,11 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	} else {
 		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}), oci.WithHostResolvconf)
+		// The kubelet's /etc/hosts, unless the container mounts its own.
+		if !slices.ContainsFunc(spec.Mounts, func(m Mount) bool { return path.Clean(m.ContainerPath) == "/etc/hosts" }) {
+			opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/hosts", Type: "bind",
+				Source: filepath.Join(c.cfg.StateDir, pod.UID, etcHostsFile), Options: []string{"rbind", "rprivate", "rw"}}}))
+		}
 	}
 	labels := map[string]string{
 		LabelManaged:       "true",

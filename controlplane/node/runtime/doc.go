@@ -6,7 +6,9 @@
 // `ip netns add` would; PreparePod makes it apart from the network attach so
 // that containers can be created meanwhile) attached to the pod network by
 // CNI (bridge with host-local addresses, plus portmap only for pods with
-// hostPorts), pulls images through containerd's resolver (loopback
+// hostPorts) with the kubelet's /etc/hosts (localhost, the pod's address
+// under its hostname, its hostAliases) in the pod's directory, bind-mounted
+// into each of its containers, pulls images through containerd's resolver (loopback
 // and configured insecure registries over plain HTTP), runs exec for
 // kubectl exec, exec probes and hooks, reports container exits from
 // containerd's event stream (WatchExits), dials a pod's localhost inside its

@@ -98,6 +98,14 @@ type PodSpec struct {
 	RestartPolicy string
 	// Ports are the pod's hostPorts.
 	Ports []PortMapping
+	// HostAliases are the pod's extra /etc/hosts entries.
+	HostAliases []HostAlias
+}
+
+// HostAlias is one /etc/hosts line a pod asks for: an IP and its names.
+type HostAlias struct {
+	IP        string
+	Hostnames []string
 }
 
 // ContainerSpec is one container of a pod, already resolved from the pod
