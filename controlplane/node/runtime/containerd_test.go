@@ -203,13 +203,17 @@ func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
 		name     string
 		command  []string
 		env      []string
+		readOnly bool
 		wantCode int32
 		reason   string
 		stdout   string
 		stderr   string
 	}{
-		{"success", []string{"sh", "-c", "echo out-$GREETING; echo err-line >&2"}, []string{"GREETING=hi"}, 0, "Completed", "out-hi\n", "err-line\n"},
-		{"failure", []string{"sh", "-c", "echo failing >&2; exit 3"}, nil, 3, "Error", "", "failing\n"},
+		{"success", []string{"sh", "-c", "echo out-$GREETING; echo err-line >&2"}, []string{"GREETING=hi"}, false, 0, "Completed", "out-hi\n", "err-line\n"},
+		{"failure", []string{"sh", "-c", "echo failing >&2; exit 3"}, nil, false, 3, "Error", "", "failing\n"},
+		// A read-only root still gets the pod's /etc/hosts (its mount point
+		// is made before the root is made read-only).
+		{"read-only root", []string{"sh", "-c", "grep localhost /etc/hosts | head -1; touch /written || echo refused >&2"}, nil, true, 0, "Completed", "127.0.0.1\tlocalhost\n", "touch: /written: Read-only file system\nrefused\n"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,7 +221,7 @@ func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
 			if _, err := rt.StartPod(ctx, pod); err != nil {
 				t.Fatalf("StartPod: %v", err)
 			}
-			id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env})
+			id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env, ReadOnlyRootFS: tc.readOnly})
 			if err != nil {
 				t.Fatalf("CreateContainer: %v", err)
 			}
