@@ -265,6 +265,7 @@ func terminatedState(c runtime.ContainerStatus, scheme string) *corev1.Container
 	t := &corev1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
 		Reason:      c.Reason,
+		Message:     c.Message,
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
 		ContainerID: scheme + "://" + c.ID,

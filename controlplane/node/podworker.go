@@ -788,6 +788,9 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 		WorkingDir: c.WorkingDir,
 		Attempt:    attempt,
 		Mounts:     mounts,
+		// Kubernetes defaults it to /dev/termination-log.
+		TerminationMessagePath:     c.TerminationMessagePath,
+		TerminationMessageFromLogs: c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	for _, ic := range pod.Spec.InitContainers {
 		spec.Init = spec.Init || ic.Name == c.Name

@@ -94,6 +94,26 @@ func TestNodePodsReachEachOtherByPodIP(t *testing.T) {
 	})
 }
 
+// TestNodeTerminationMessage: a container's termination message (what it
+// wrote to /dev/termination-log) is in its terminated state, as kubectl
+// shows it; a failed container with FallbackToLogsOnError that wrote none
+// gets the end of its log.
+func TestNodeTerminationMessage(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	c := SharedCluster(t)
+	createPod(t, c, onContainerdNode("last-words", corev1.RestartPolicyNever,
+		corev1.Container{Name: "file", Image: demoImage, Command: []string{"sh", "-c", "printf 'bye from file' > /dev/termination-log"}},
+		corev1.Container{Name: "logs", Image: demoImage, Command: []string{"sh", "-c", "echo first; echo last; exit 4"},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}))
+	waitPodPhase(t, c, "default", "last-words", corev1.PodFailed, 3*time.Minute)
+	for container, want := range map[string]string{"file": "bye from file", "logs": "first\nlast\n"} {
+		got := c.MustKubectl(t, "", "get", "pod", "last-words", "-o", `jsonpath={.status.containerStatuses[?(@.name=="`+container+`")].state.terminated.message}`)
+		if got != want {
+			t.Errorf("container %s: termination message %q, want %q", container, got, want)
+		}
+	}
+}
+
 // TestNodeKubectlLogsAndExec: kubectl logs (whole, --tail, -f streaming)
 // and kubectl exec (output, exit code, stdin) go through the API server to
 // the node agent.

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ const (
 	DefaultPullTimeout           = 5 * time.Minute
 	// LabelImageID records the image's reference by digest on a container.
 	LabelImageID = "glassplane.io/image-id"
+	// LabelMessageFromLogs marks a container whose failure is explained by
+	// the end of its log when it left no termination message
+	// (terminationMessagePolicy: FallbackToLogsOnError).
+	LabelMessageFromLogs = "glassplane.io/message-from-logs"
+	// The end of the log such a message holds, as the kubelet's.
+	messageLogLines, messageLogBytes = 80, 2048
 	// cpuPeriod is the CFS period used for CPU limits, as kubelet uses.
 	cpuPeriod = 100000
 	// killWait bounds how long a SIGKILLed task may take to be reaped.
@@ -400,6 +407,21 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		}
 		opts = append(opts, oci.WithMounts(mounts))
 	}
+	if spec.TerminationMessagePath != "" {
+		// A file of the container's own for its termination message,
+		// writable by any user (the kubelet makes it so too).
+		msg := c.terminationMessagePath(pod.UID, spec.Name, spec.Attempt)
+		if err := os.MkdirAll(filepath.Dir(msg), 0o755); err != nil {
+			return "", fmt.Errorf("failed to create the container's directory: %w", err)
+		}
+		if err := os.WriteFile(msg, nil, 0o666); err != nil {
+			return "", fmt.Errorf("failed to create the termination message file: %w", err)
+		}
+		if err := os.Chmod(msg, 0o666); err != nil {
+			return "", fmt.Errorf("failed to create the termination message file: %w", err)
+		}
+		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: spec.TerminationMessagePath, Type: "bind", Source: msg, Options: []string{"rbind", "rprivate", "rw"}}}))
+	}
 	if c.hostNetwork(pod) {
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	} else {
@@ -419,6 +441,9 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		LabelAttempt:       strconv.Itoa(spec.Attempt),
 		LabelImage:         spec.Image,
 		LabelImageID:       imageDigestRef(img),
+	}
+	if spec.TerminationMessageFromLogs {
+		labels[LabelMessageFromLogs] = "true"
 	}
 	ctr, err := c.client.NewContainer(ctx, id,
 		client.WithImage(img),
@@ -499,6 +524,35 @@ func (c *Containerd) PodDir(podUID string) string { return filepath.Join(c.cfg.S
 // LogPath returns the file that holds a pod container instance's output.
 func (c *Containerd) LogPath(podUID, container string, attempt int) string {
 	return filepath.Join(c.cfg.StateDir, podUID, container, strconv.Itoa(attempt)+".log")
+}
+
+// terminationMessagePath is the host file mounted at a container's
+// terminationMessagePath.
+func (c *Containerd) terminationMessagePath(podUID, container string, attempt int) string {
+	return filepath.Join(c.cfg.StateDir, podUID, container, strconv.Itoa(attempt)+".termination-log")
+}
+
+// logTail is the end of a container's log: its last messageLogLines
+// lines, at most messageLogBytes of them.
+func (c *Containerd) logTail(ctx context.Context, st ContainerStatus) string {
+	var b bytes.Buffer
+	if err := ReadContainerLog(ctx, c.LogPath(st.PodUID, st.Name, st.Attempt), LogOptions{TailLines: messageLogLines}, &b, nil); err != nil {
+		return ""
+	}
+	out := b.Bytes()
+	return string(out[max(0, len(out)-messageLogBytes):])
+}
+
+// readTerminationMessage reads at most MaxTerminationMessage bytes of a
+// container's termination message; a container without one has none.
+func readTerminationMessage(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, MaxTerminationMessage))
+	return string(b)
 }
 
 func (c *Containerd) fifoDir() string { return filepath.Join(c.cfg.StateDir, ".fifo") }
@@ -806,6 +860,10 @@ func (c *Containerd) containerStatus(ctx context.Context, ctr client.Container, 
 		st.ExitCode = int32(p.GetExitStatus())
 		if p.GetExitedAt() != nil {
 			st.FinishedAt = p.GetExitedAt().AsTime()
+		}
+		st.Message = readTerminationMessage(c.terminationMessagePath(st.PodUID, st.Name, st.Attempt))
+		if st.Message == "" && st.ExitCode != 0 && l[LabelMessageFromLogs] == "true" {
+			st.Message = c.logTail(ctx, st)
 		}
 		st.Reason = "Error"
 		if p.GetExitStatus() == 0 {

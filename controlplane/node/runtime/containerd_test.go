@@ -555,3 +555,71 @@ func TestContainerdPreparePodThenAttach(t *testing.T) {
 		t.Errorf("the container's network shows no %s:\n%s", ip, out.String())
 	}
 }
+
+// A container's termination message is what it wrote to the file at its
+// terminationMessagePath; a failed one that wrote none may take the end of
+// its log instead (FallbackToLogsOnError), and one that succeeded does not.
+func TestContainerdTerminationMessage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	long := strings.Repeat("x", 3000)
+	tests := []struct {
+		name     string
+		path     string
+		fromLogs bool
+		script   string
+		want     string
+	}{
+		{"file", "/dev/termination-log", false, "printf 'all done' > /dev/termination-log", "all done"},
+		{"file elsewhere, user not root", "/tmp/msg", false, "printf 'as 1000' > /tmp/msg", "as 1000"},
+		{"file wins over logs", "/dev/termination-log", true, "echo noise; printf 'from file' > /dev/termination-log; exit 2", "from file"},
+		{"logs on failure", "/dev/termination-log", true, "for i in $(seq 1 100); do echo line-$i; done; exit 1", tailLines(21, 100)},
+		{"logs bounded to 2048 bytes", "/dev/termination-log", true, "echo " + long + "; exit 1", strings.Repeat("x", 2047) + "\n"},
+		{"no logs on success", "/dev/termination-log", true, "echo fine", ""},
+		{"no file", "", false, "echo none", ""},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := PodSpec{UID: fmt.Sprintf("0d1c2b3a-0000-4000-8000-0000000002%02d", i), Namespace: "default", Name: "msg", RestartPolicy: "Never"}
+			if _, err := rt.StartPod(ctx, pod); err != nil {
+				t.Fatalf("StartPod: %v", err)
+			}
+			spec := ContainerSpec{Name: "main", Image: DemoImage, Command: []string{"sh", "-c", tc.script},
+				TerminationMessagePath: tc.path, TerminationMessageFromLogs: tc.fromLogs}
+			if strings.Contains(tc.name, "not root") {
+				spec.RunAsUser = new(int64(1000))
+			}
+			id, err := rt.CreateContainer(ctx, pod, spec)
+			if err != nil {
+				t.Fatalf("CreateContainer: %v", err)
+			}
+			if err := rt.StartContainer(ctx, id); err != nil {
+				t.Fatalf("StartContainer: %v", err)
+			}
+			var st ContainerStatus
+			waitFor(t, "the container to exit", time.Minute, func() (bool, error) {
+				st, _ = findContainer(t, ctx, rt, pod.UID, id)
+				return st.State == StateExited, nil
+			})
+			if st.Message != tc.want {
+				t.Errorf("message = %q, want %q", st.Message, tc.want)
+			}
+			if err := rt.RemovePod(ctx, pod.UID); err != nil {
+				t.Fatalf("RemovePod: %v", err)
+			}
+		})
+	}
+}
+
+// tailLines is "line-from\n" … "line-to\n".
+func tailLines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "line-%d\n", i)
+	}
+	return b.String()
+}

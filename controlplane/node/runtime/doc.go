@@ -8,8 +8,11 @@
 // CNI (bridge with host-local addresses, plus portmap only for pods with
 // hostPorts) with the kubelet's /etc/hosts (localhost, the pod's address
 // under its hostname, its hostAliases) in the pod's directory, bind-mounted
-// into each of its containers, pulls images through containerd's resolver (loopback
-// and configured insecure registries over plain HTTP), runs exec for
+// into each of its containers, and a termination message file per
+// container (mounted at its terminationMessagePath, read into the exited
+// status's Message, or the end of the log for a failed container marked
+// to fall back to it), pulls images through containerd's resolver
+// (loopback and configured insecure registries over plain HTTP), runs exec for
 // kubectl exec, exec probes and hooks, reports container exits from
 // containerd's event stream (WatchExits), dials a pod's localhost inside its
 // network namespace for port forwarding, and mounts tmpfs for memory-backed

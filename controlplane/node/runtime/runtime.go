@@ -138,6 +138,13 @@ type ContainerSpec struct {
 	// AddCapabilities and DropCapabilities name Linux capabilities
 	// without the CAP_ prefix, as Kubernetes does; "ALL" drops all.
 	AddCapabilities, DropCapabilities []string
+	// TerminationMessagePath is where in the container a file is mounted
+	// for the container to leave a message in when it ends (the exited
+	// status's Message); empty, none.
+	TerminationMessagePath string
+	// TerminationMessageFromLogs makes the end of the log the message of
+	// a failed exit that left none (FallbackToLogsOnError).
+	TerminationMessageFromLogs bool
 }
 
 // Mount binds a host path into a container.
@@ -176,4 +183,11 @@ type ContainerStatus struct {
 	// Reason explains an exit: "Completed" for 0, "Error" otherwise,
 	// "OOMKilled" when the kernel killed it for memory.
 	Reason string
+	// Message is what an exited container wrote to its termination
+	// message file (at most MaxTerminationMessage bytes).
+	Message string
 }
+
+// MaxTerminationMessage is the most of a termination message that is
+// read, as the kubelet's limit.
+const MaxTerminationMessage = 4096
