@@ -9,7 +9,10 @@
 // caused it. A watch step therefore waits (briefly) for the audit event of
 // the same etcd revision; a bind waits for the watch event that names the
 // chosen node; and a pod's "Running" waits for the kubelet's Started Event,
-// which its recorder sends asynchronously.
+// which its recorder sends asynchronously. Steps of one object leave the
+// wait in the order they came: one whose wait is over still waits behind
+// an earlier step of the same object (a bind seen before the create's
+// request completed waits for the create's steps).
 //
 // Pace. At a classroom's pace every step is animated and a pod's dot changes
 // when its step arrives. When steps come faster than they can be shown, the
@@ -63,6 +66,15 @@ export function componentOf(user) {
 
 function podKey(m) {
   return `${m.namespace || ""}/${m.name || ""}`;
+}
+
+// heldObject names the object a held group of steps is about ("" for none).
+function heldObject(h) {
+  for (const s of h.steps) {
+    const name = s.vars?.pod || s.pod?.name;
+    if (name) return name;
+  }
+  return "";
 }
 
 class ClusterMap {
@@ -352,16 +364,22 @@ class ClusterMap {
     else this.held.push(h);
   }
 
-  // release queues, in arrival order, every held group whose wait is over.
+  // release queues, in arrival order, every held group whose wait is over
+  // and that no earlier held group of the same object is still waiting
+  // for: a bind whose watch event came must not pass the create that is
+  // waiting for its request to complete.
   release() {
     const now = Date.now();
     const keep = [];
+    const waiting = new Set(); // objects with a group kept
     for (const h of this.held) {
+      const obj = heldObject(h);
       const ready = (!h.waitRev || this.auditRevs.has(h.waitRev)) &&
         (!h.waitStarted || this.started.has(h.waitStarted)) &&
         (!h.bindRev || this.watchNodes.has(h.bindRev));
-      if (!ready && now < h.deadline) {
+      if ((!ready && now < h.deadline) || (obj && waiting.has(obj))) {
         keep.push(h);
+        if (obj) waiting.add(obj);
         continue;
       }
       if (h.bindRev && this.watchNodes.has(h.bindRev)) {
