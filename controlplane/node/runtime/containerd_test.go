@@ -221,18 +221,7 @@ func TestContainerdSeparateLogsAndExitCodes(t *testing.T) {
 			if _, err := rt.StartPod(ctx, pod); err != nil {
 				t.Fatalf("StartPod: %v", err)
 			}
-			id, err := rt.CreateContainer(ctx, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env, ReadOnlyRootFS: tc.readOnly})
-			if err != nil {
-				t.Fatalf("CreateContainer: %v", err)
-			}
-			if err := rt.StartContainer(ctx, id); err != nil {
-				t.Fatalf("StartContainer: %v", err)
-			}
-			var st ContainerStatus
-			waitFor(t, "the container to exit", time.Minute, func() (bool, error) {
-				st, _ = findContainer(t, ctx, rt, pod.UID, id)
-				return st.State == StateExited, nil
-			})
+			st := runToExit(t, ctx, rt, pod, ContainerSpec{Name: "main", Image: DemoImage, Command: tc.command, Env: tc.env, ReadOnlyRootFS: tc.readOnly})
 			if st.ExitCode != tc.wantCode || st.Reason != tc.reason || st.FinishedAt.IsZero() {
 				t.Errorf("status = %+v; want exit %d %s", st, tc.wantCode, tc.reason)
 			}
@@ -593,18 +582,7 @@ func TestContainerdTerminationMessage(t *testing.T) {
 			if strings.Contains(tc.name, "not root") {
 				spec.RunAsUser = new(int64(1000))
 			}
-			id, err := rt.CreateContainer(ctx, pod, spec)
-			if err != nil {
-				t.Fatalf("CreateContainer: %v", err)
-			}
-			if err := rt.StartContainer(ctx, id); err != nil {
-				t.Fatalf("StartContainer: %v", err)
-			}
-			var st ContainerStatus
-			waitFor(t, "the container to exit", time.Minute, func() (bool, error) {
-				st, _ = findContainer(t, ctx, rt, pod.UID, id)
-				return st.State == StateExited, nil
-			})
+			st := runToExit(t, ctx, rt, pod, spec)
 			if st.Message != tc.want {
 				t.Errorf("message = %q, want %q", st.Message, tc.want)
 			}
@@ -613,6 +591,24 @@ func TestContainerdTerminationMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runToExit creates and starts a container in pod and waits for it to exit.
+func runToExit(t *testing.T, ctx context.Context, rt *Containerd, pod PodSpec, spec ContainerSpec) ContainerStatus {
+	t.Helper()
+	id, err := rt.CreateContainer(ctx, pod, spec)
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	var st ContainerStatus
+	waitFor(t, "the container to exit", time.Minute, func() (bool, error) {
+		st, _ = findContainer(t, ctx, rt, pod.UID, id)
+		return st.State == StateExited, nil
+	})
+	return st
 }
 
 // tailLines is "line-from\n" … "line-to\n".
