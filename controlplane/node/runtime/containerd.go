@@ -426,8 +426,11 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	} else {
 		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}), oci.WithHostResolvconf)
-		// The kubelet's /etc/hosts, unless the container mounts its own.
-		if !slices.ContainsFunc(spec.Mounts, func(m Mount) bool { return path.Clean(m.ContainerPath) == "/etc/hosts" }) {
+		// The kubelet's /etc/hosts, unless the container mounts a file of
+		// its own there (a volume, or its termination message file).
+		ownHosts := path.Clean("/"+spec.TerminationMessagePath) == "/etc/hosts" ||
+			slices.ContainsFunc(spec.Mounts, func(m Mount) bool { return path.Clean(m.ContainerPath) == "/etc/hosts" })
+		if !ownHosts {
 			opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/hosts", Type: "bind",
 				Source: filepath.Join(c.cfg.StateDir, pod.UID, etcHostsFile), Options: []string{"rbind", "rprivate", "rw"}}}))
 		}

@@ -570,6 +570,8 @@ func TestContainerdTerminationMessage(t *testing.T) {
 		{"logs bounded to 2048 bytes", "/dev/termination-log", true, "echo " + long + "; exit 1", strings.Repeat("x", 2047) + "\n"},
 		{"no logs on success", "/dev/termination-log", true, "echo fine", ""},
 		{"no file", "", false, "echo none", ""},
+		// A message file at /etc/hosts takes the place of the pod's.
+		{"file at /etc/hosts", "/etc/hosts", false, "printf mine > /etc/hosts", "mine"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
