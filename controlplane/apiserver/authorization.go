@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -17,7 +16,6 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/node"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // mastersReason is the reason recorded for the system:masters fast path:
@@ -36,7 +34,8 @@ func (s *Server) setUpAuthorization() {
 	}
 	s.rbacCache = rbac.NewCache()
 	s.rbac = rbac.New(s.rbacCache)
-	s.nodeAuthz = node.NewAuthorizer(podsOnNode{s})
+	s.nodeGraph = newNodeGraph(s)
+	s.nodeAuthz = node.NewAuthorizer(s.nodeGraph)
 	s.restrictions = admission.NewChain(node.NewRestriction())
 	if s.authz == nil {
 		s.authz = &authorizerChain{ready: s.rbacCache.Ready(), node: s.nodeAuthz, rbac: s.rbac}
@@ -158,28 +157,4 @@ func forbidden(a auth.Attributes, reason string) error {
 		msg += ": " + reason
 	}
 	return apierrors.NewForbidden(schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, errors.New(msg))
-}
-
-// podsOnNode lists the pods bound to a node from storage, for the Node
-// authorizer's relationship checks.
-type podsOnNode struct{ s *Server }
-
-// PodsOnNode implements node.PodLister.
-func (l podsOnNode) PodsOnNode(ctx context.Context, nodeName string) ([]*corev1.Pod, error) {
-	res := l.s.byPath[corev1.SchemeGroupVersion.WithResource("pods")]
-	list, err := l.s.store.List(ctx, storage.Prefix(res.StorageResource, ""), storage.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var pods []*corev1.Pod
-	for _, kv := range list.Items {
-		obj, err := decodeStored(res, kv.Value, kv.ModRevision)
-		if err != nil {
-			return nil, err
-		}
-		if pod := obj.(*corev1.Pod); pod.Spec.NodeName == nodeName {
-			pods = append(pods, pod)
-		}
-	}
-	return pods, nil
 }

@@ -21,8 +21,9 @@ const resyncDelay = time.Second
 
 // Run keeps the server's caches current from the storage watch until ctx
 // ends, as kube-apiserver's informers do: the RBAC cache (requests wait for
-// its first full list before they are authorized) and the lookup caches
-// admission reads namespaces, ServiceAccounts and PriorityClasses from.
+// its first full list before they are authorized), the lookup caches
+// admission reads namespaces, ServiceAccounts and PriorityClasses from, and
+// the Node authorizer's graph of pods.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	if s.rbacCache != nil {
@@ -43,6 +44,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	for _, c := range []*lookupCache{s.lookups.namespaces, s.lookups.serviceAccounts, s.lookups.priorityClasses} {
 		wg.Go(func() { s.feedCache(ctx, c.res, c, func() {}) })
+	}
+	if s.nodeGraph != nil {
+		wg.Go(func() { s.feedCache(ctx, s.podsRes, s.nodeGraph, func() {}) })
 	}
 	wg.Wait()
 	return nil

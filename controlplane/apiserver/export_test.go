@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"time"
 
 	"github.com/glassplane/glassplane/controlplane/storage"
@@ -38,4 +39,23 @@ func SetRecent(s *Server, f func(key string) (*storage.KeyValue, bool)) (restore
 	old := s.recent
 	s.recent = f
 	return func() { s.recent = old }
+}
+
+// NodeGraphIndexes reports whether the Node authorizer's graph, without
+// storage, relates nodeName to namespace/name of resource.
+func NodeGraphIndexes(s *Server, nodeName, namespace, resource, name string) bool {
+	s.nodeGraph.mu.RLock()
+	defer s.nodeGraph.mu.RUnlock()
+	for _, gp := range s.nodeGraph.onNode[nodeName] {
+		if gp.refersTo(namespace, resource, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeGraphInStore answers the Node authorizer's question from storage
+// alone.
+func NodeGraphInStore(ctx context.Context, s *Server, nodeName, namespace, resource, name string) (bool, error) {
+	return s.nodeGraph.relatedInStore(ctx, nodeName, namespace, resource, name)
 }

@@ -34,10 +34,11 @@ import (
 
 // rbacEnv is a real API server with RBAC on, over a real embedded etcd.
 type rbacEnv struct {
-	url   string
-	ca    *pki.CA
-	audit *audit.Ring
-	admin kubernetes.Interface
+	url    string
+	ca     *pki.CA
+	audit  *audit.Ring
+	admin  kubernetes.Interface
+	server *apiserver.Server
 }
 
 var (
@@ -90,7 +91,7 @@ func startRBACEnv(dir string) (*rbacEnv, error) {
 	ts.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: ca.Pool()}
 	ts.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
 	ts.StartTLS()
-	env := &rbacEnv{url: ts.URL, ca: ca, audit: ring}
+	env := &rbacEnv{url: ts.URL, ca: ca, audit: ring, server: srv}
 	env.admin, err = env.clientE(pki.AdminUser, nil, pki.AdminGroup)
 	return env, err
 }
@@ -564,6 +565,68 @@ func TestNodeAuthorizationAndRestriction(t *testing.T) {
 	}
 	if _, err := sim1.CoreV1().Secrets(ns).Get(ctx, "used", metav1.GetOptions{}); err != nil {
 		t.Errorf("reading a secret its pod uses: %v", err)
+	}
+}
+
+// The Node authorizer's graph follows pods as they are bound, change and
+// go, and storage answers for what it has not seen yet: a pod whose JSON
+// only mentions the node is not bound to it.
+func TestNodeGraph(t *testing.T) {
+	env := sharedRBACEnv(t)
+	ctx := ctxT(t)
+	ns := env.namespace(t, "node-graph")
+	indexed := func(node, resource, name string) bool {
+		return apiserver.NodeGraphIndexes(env.server, node, ns, resource, name)
+	}
+	inStore := func(node, resource, name string) bool {
+		t.Helper()
+		ok, err := apiserver.NodeGraphInStore(ctx, env.server, node, ns, resource, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	p := testPod("user")
+	p.Spec.NodeName = "graph-1"
+	p.Spec.ServiceAccountName = "builder"
+	p.Spec.Volumes = []corev1.Volume{
+		{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}},
+		{Name: "claim", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+	}
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PW", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "password"}, Key: "pw"}}}}
+	// Not bound, but its stored JSON holds "nodeName":"graph-1" (an
+	// annotation) and it uses the same secret.
+	decoy := testPod("decoy")
+	decoy.Annotations = map[string]string{"nodeName": "graph-1"}
+	decoy.Spec.Containers[0].Env = p.Spec.Containers[0].Env
+	for _, pod := range []*corev1.Pod{p, decoy} {
+		if _, err := env.admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uses := map[string]string{"configmaps": "settings", "persistentvolumeclaims": "data", "serviceaccounts": "builder", "secrets": "password"}
+	for resource, name := range uses {
+		if !inStore("graph-1", resource, name) {
+			t.Errorf("storage: node graph-1 should be related to %s %s", resource, name)
+		}
+		if inStore("graph-2", resource, name) {
+			t.Errorf("storage: node graph-2 should not be related to %s %s", resource, name)
+		}
+		eventually(t, "the graph to index "+resource, func() bool { return indexed("graph-1", resource, name) })
+		if indexed("graph-2", resource, name) || indexed("graph-1", resource, name+"-other") {
+			t.Errorf("graph: a relation to %s %s where there is none", resource, name)
+		}
+	}
+	if inStore("graph-1", "secrets", "unused") {
+		t.Error("storage: a relation to a secret no pod uses")
+	}
+
+	if err := env.admin.CoreV1().Pods(ns).Delete(ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the graph to forget the deleted pod", func() bool { return !indexed("graph-1", "secrets", "password") })
+	if inStore("graph-1", "secrets", "password") {
+		t.Error("storage: the deleted pod still relates node graph-1 to its secret")
 	}
 }
 

@@ -101,6 +101,9 @@ type Server struct {
 	rbacCache *rbac.Cache
 	rbac      *rbac.Authorizer
 	nodeAuthz *node.Authorizer
+	// nodeGraph is what the Node authorizer asks: the objects each node's
+	// pods use, kept from the storage watch.
+	nodeGraph *nodeGraph
 	// podsRes is the pods resource, whose watchers the store indexes by
 	// spec.nodeName.
 	podsRes *resource

@@ -4,6 +4,7 @@
 // allow, narrowed to the secrets, configmaps, persistent volume claims and
 // service account tokens its own pods use and to its own Lease in
 // kube-node-lease; NodeRestriction then lets it change only its own Node,
-// its own Lease and the pods bound to it. It reads pods through a
-// PodLister the API server provides and touches no storage itself.
+// its own Lease and the pods bound to it. It asks which objects the pods of
+// a node use through a Graph the API server provides (an index kept from
+// the storage watch) and touches no storage itself.
 package node

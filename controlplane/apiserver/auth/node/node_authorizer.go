@@ -34,23 +34,26 @@ func Identity(u *auth.User) (name string, isNode bool) {
 	return name, true
 }
 
-// PodLister lists the pods bound to a node.
-type PodLister interface {
-	PodsOnNode(ctx context.Context, nodeName string) ([]*corev1.Pod, error)
+// Graph answers the question Kubernetes' node authorizer asks its graph of
+// pods and the objects they use.
+type Graph interface {
+	// Related reports whether a pod bound to nodeName uses the object of
+	// resource (see References) named namespace/name.
+	Related(ctx context.Context, nodeName, namespace, resource, name string) (bool, error)
 }
 
 // Authorizer is Kubernetes' Node authorizer. It has no opinion on users that
 // are not nodes.
 type Authorizer struct {
-	pods  PodLister
+	graph Graph
 	rules []rbacv1.PolicyRule
 }
 
 var _ auth.Authorizer = (*Authorizer)(nil)
 
 // NewAuthorizer returns a Node authorizer with Kubernetes' node rules.
-func NewAuthorizer(pods PodLister) *Authorizer {
-	return &Authorizer{pods: pods, rules: rbac.NodeRules()}
+func NewAuthorizer(graph Graph) *Authorizer {
+	return &Authorizer{graph: graph, rules: rbac.NodeRules()}
 }
 
 // Authorize implements auth.Authorizer.
@@ -112,14 +115,12 @@ func (a *Authorizer) authorizeRelated(ctx context.Context, nodeName string, attr
 	if attrs.Name == "" {
 		return auth.DecisionNoOpinion, "No Object name found", nil
 	}
-	pods, err := a.pods.PodsOnNode(ctx, nodeName)
+	related, err := a.graph.Related(ctx, nodeName, attrs.Namespace, attrs.Resource, attrs.Name)
 	if err != nil {
-		return auth.DecisionNoOpinion, "", fmt.Errorf("failed to list the pods of node %q: %w", nodeName, err)
+		return auth.DecisionNoOpinion, "", fmt.Errorf("failed to read the pods of node %q: %w", nodeName, err)
 	}
-	for _, p := range pods {
-		if p.Namespace == attrs.Namespace && slices.Contains(podReferences(p, attrs.Resource), attrs.Name) {
-			return auth.DecisionAllow, "", nil
-		}
+	if related {
+		return auth.DecisionAllow, "", nil
 	}
 	return auth.DecisionNoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", nodeName), nil
 }
@@ -140,9 +141,12 @@ func authorizeLease(nodeName string, attrs auth.Attributes) (auth.Decision, stri
 	return auth.DecisionAllow, "", nil
 }
 
-// podReferences lists the names of the objects of resource (secrets,
-// configmaps, persistentvolumeclaims, serviceaccounts) that pod uses.
-func podReferences(pod *corev1.Pod, resource string) []string {
+// RelatedResources are the resources a node reads through its pods.
+var RelatedResources = []string{"secrets", "configmaps", "persistentvolumeclaims", "serviceaccounts"}
+
+// References lists the names of the objects of resource (one of
+// RelatedResources) that pod uses, in its namespace.
+func References(pod *corev1.Pod, resource string) []string {
 	var names []string
 	add := func(n string) {
 		if n != "" {

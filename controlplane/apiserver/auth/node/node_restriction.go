@@ -92,7 +92,7 @@ func admitPod(nodeName string, a *admission.Attributes) error {
 			return forbidden(a, fmt.Errorf("node %q can not create pods that reference a service account", nodeName))
 		}
 		for _, resource := range []string{"secrets", "configmaps", "persistentvolumeclaims"} {
-			if len(podReferences(pod, resource)) > 0 {
+			if len(References(pod, resource)) > 0 {
 				return forbidden(a, fmt.Errorf("node %q can not create pods that reference %s", nodeName, resource))
 			}
 		}

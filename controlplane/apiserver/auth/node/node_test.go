@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -13,16 +14,16 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 )
 
+// fakePods is a Graph over a list of pods.
 type fakePods []*corev1.Pod
 
-func (f fakePods) PodsOnNode(_ context.Context, nodeName string) ([]*corev1.Pod, error) {
-	var out []*corev1.Pod
+func (f fakePods) Related(_ context.Context, nodeName, namespace, resource, name string) (bool, error) {
 	for _, p := range f {
-		if p.Spec.NodeName == nodeName {
-			out = append(out, p)
+		if p.Spec.NodeName == nodeName && p.Namespace == namespace && slices.Contains(References(p, resource), name) {
+			return true, nil
 		}
 	}
-	return out, nil
+	return false, nil
 }
 
 func TestIdentity(t *testing.T) {
