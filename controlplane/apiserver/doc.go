@@ -8,6 +8,7 @@
 // request. It reads and writes objects only through controlplane/storage,
 // authenticates and authorizes through apiserver/auth (with RBAC on, it keeps
 // an in-memory cache of roles and bindings fed by the storage watch, and
+// the Node authorizer's graph of which objects each node's pods use, and
 // creates the bootstrap policy at start) and runs apiserver/admission before
 // every write. The namespaces, ServiceAccounts and PriorityClasses admission
 // looks up are kept in memory from the storage watch too, as
