@@ -177,11 +177,14 @@ func createAndWatch(b *testing.B, c *Cluster, ns string, total, workers int) cre
 }
 
 // BenchmarkContainerdPodStartup creates 20 pods with the demo image at once
-// on a containerd node and measures create → Running per pod.
+// on a containerd node and measures create → Running per pod, from a
+// Ready node (as BenchmarkNodePodStartup: a pod created while the node
+// is still registering waits for cluster start-up, not pod start-up).
 func BenchmarkContainerdPodStartup(b *testing.B) {
 	requireTool(b, "containerd", "the containerd benchmark")
 	const total = 20
 	c := NewCluster(b, "--node-runtime", "containerd")
+	waitContainerdNodeReady(b, c)
 	ctx := context.Background()
 	ns := "default"
 	created := map[string]time.Time{}
