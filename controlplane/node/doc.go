@@ -32,9 +32,11 @@
 // only lists the pod's containers and syncs when their states changed (a
 // container that exited by itself), as the kubelet's PLEG relist does.
 // When the runtime reports exits as they happen (containerd's task exit
-// events; the simulated runtime's completions and stops), an exit wakes the pod's worker and the tick lists nothing, like
-// the kubelet's evented PLEG; if the event stream fails, workers poll
-// again until it is back.
+// events; the simulated runtime's completions and stops), an exit wakes the
+// pod's worker, like the kubelet's evented PLEG, and the worker of a settled
+// pod (status posted, not being deleted, nothing waiting or backing off)
+// sleeps until its next full resync; if the event stream fails, workers
+// poll again until it is back.
 //
 // The Node's status carries capacity and allocatable (capacity minus
 // SystemReserved), the pressure conditions from the host's readings

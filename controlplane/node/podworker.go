@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +63,8 @@ type podWorker struct {
 	// costs one container list and no status work.
 	syncedAt time.Time
 	seen     string
+	// checks counts the worker's checks (each loop of runWorker).
+	checks atomic.Int64
 }
 
 type waitingReason struct {
@@ -121,20 +124,22 @@ func (w *podWorker) backingOff(key string) (*backoff, bool) {
 	return b, true
 }
 
-// runWorker syncs the pod on every change and every PodResyncInterval
+// runWorker syncs the pod on every change and at each check (nextCheck)
 // until the pod is gone or ctx ends.
 func (a *Agent) runWorker(ctx context.Context, w *podWorker) {
-	t := time.NewTicker(a.cfg.PodResyncInterval)
+	t := time.NewTimer(a.cfg.PodResyncInterval)
 	defer t.Stop()
 	defer w.stopProbes()
 	full := true
 	for {
+		w.checks.Add(1)
 		if full || !a.quiet(ctx, w) {
 			w.syncedAt = time.Now()
 			if a.syncPod(ctx, w) {
 				return
 			}
 		}
+		t.Reset(a.nextCheck(w))
 		select {
 		case <-ctx.Done():
 			return
@@ -151,6 +156,35 @@ func (a *Agent) runWorker(ctx context.Context, w *podWorker) {
 // refreshes volume contents, for one).
 const podFullResyncInterval = 10 * time.Second
 
+// nextCheck is how long the worker sleeps before its next check unless
+// something wakes it: a PodResyncInterval while it polls its containers or
+// has something pending, and until its next full resync while the runtime
+// reports exits and the pod is settled, since then an exit, a change of the
+// pod and a probe result each wake the worker themselves. A node of
+// thousands of pods thus wakes for each only every podFullResyncInterval.
+func (a *Agent) nextCheck(w *podWorker) time.Duration {
+	if _, ok := a.settled(w); ok && a.exitEvents.Load() {
+		return max(a.cfg.PodResyncInterval, time.Until(w.syncedAt.Add(podFullResyncInterval)))
+	}
+	return a.cfg.PodResyncInterval
+}
+
+// settled returns the worker's pod when nothing about it is pending: its
+// status was posted, it is not being deleted, and it has no waiting
+// container or back-off to come back to.
+func (a *Agent) settled(w *podWorker) (*corev1.Pod, bool) {
+	pod, err := a.podLister.Pods(w.namespace).Get(w.name)
+	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil || w.lastStatus == nil || len(w.waiting) > 0 {
+		return nil, false
+	}
+	for _, b := range w.backoffs {
+		if !b.until.Before(w.syncedAt) {
+			return nil, false
+		}
+	}
+	return pod, true
+}
+
 // quiet reports whether a periodic check can skip the sync: the pod is
 // unchanged since the last check, not being deleted, has no back-off or
 // waiting container to come back to, and its containers are in the states
@@ -160,14 +194,9 @@ const podFullResyncInterval = 10 * time.Second
 // reports exits (Agent.watchExits), exits wake the worker too and the
 // check does not list the containers.
 func (a *Agent) quiet(ctx context.Context, w *podWorker) bool {
-	pod, err := a.podLister.Pods(w.namespace).Get(w.name)
-	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil || w.lastStatus == nil || len(w.waiting) > 0 {
+	pod, ok := a.settled(w)
+	if !ok {
 		return false
-	}
-	for _, b := range w.backoffs {
-		if !b.until.Before(w.syncedAt) {
-			return false
-		}
 	}
 	if a.exitEvents.Load() {
 		// An exit wakes the worker: there is nothing to look at. The

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 )
@@ -98,6 +99,15 @@ func TestExitEventsReplacePolling(t *testing.T) {
 		t.Errorf("%d container lists of an unchanged running pod in a second of 20ms ticks while exits are reported; want at most 3", n)
 	}
 
+	// Nor does it wake at all between its full resyncs: an exit, a change
+	// of the pod or a probe result would wake it.
+	w := h.worker(t, h.getPod(t, "evented").UID)
+	checks := w.checks.Load()
+	time.Sleep(time.Second)
+	if n := w.checks.Load() - checks; n > 2 {
+		t.Errorf("a settled pod's worker checked %d times in a second of 20ms ticks while exits are reported; want at most 2", n)
+	}
+
 	uid := string(h.getPod(t, "evented").UID)
 	list, err := rt.ListContainers(context.Background(), uid)
 	if err != nil || len(list) != 1 {
@@ -144,6 +154,18 @@ func TestExitEventsReplacePolling(t *testing.T) {
 		cs := pod.Status.ContainerStatuses[0]
 		return cs.RestartCount >= 2 || cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff", cs.String()
 	})
+}
+
+// worker returns the agent's worker of the pod with uid.
+func (h *harness) worker(t *testing.T, uid types.UID) *podWorker {
+	t.Helper()
+	h.agent.mu.Lock()
+	defer h.agent.mu.Unlock()
+	w := h.agent.workers[uid]
+	if w == nil {
+		t.Fatalf("no worker for pod %s", uid)
+	}
+	return w
 }
 
 // startSteadyPod creates a pod of one container, waits until it runs and
