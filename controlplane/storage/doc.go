@@ -10,7 +10,9 @@
 // watch is not woken for other nodes' pods. The fan-out routes each event
 // by the watchers' distinct prefixes and, within a prefix, by index value:
 // an event costs a look at a few dozen prefixes, not at each of the
-// thousands of watchers a thousand simulated node agents hold. Newest
+// thousands of watchers a thousand simulated node agents hold; each of those
+// holds a channel of a few events, and queues more (to a limit, past which
+// it is closed to resume) only while it lags. Newest
 // answers the most recently written keys under a prefix from the watch's
 // history (the dashboard's recent Events) when it reaches back far enough.
 // Recent answers the watch's

@@ -34,7 +34,7 @@ func TestFanOutMatchesEveryWatchersFilter(t *testing.T) {
 	var watchers []*watcher
 	s.mu.Lock()
 	for range 200 {
-		w := &watcher{prefix: prefixes[rng.IntN(len(prefixes))], ch: make(chan Event, 10000)}
+		w := newWatcher(prefixes[rng.IntN(len(prefixes))], 10000)
 		if strings.HasPrefix(w.prefix, podIndex) && rng.IntN(2) == 0 {
 			w.index, w.value = podIndex, nodes[rng.IntN(len(nodes))]
 		}
@@ -76,9 +76,21 @@ func TestFanOutMatchesEveryWatchersFilter(t *testing.T) {
 			}
 			want = append(want, ev.Revision)
 		}
+		// Most wait in the watcher's overflow, moved on by its drain
+		// goroutine as they are read.
 		var got []int64
-		for len(w.ch) > 0 {
-			got = append(got, (<-w.ch).Revision)
+		for len(got) < len(want) {
+			select {
+			case ev := <-w.ch:
+				got = append(got, ev.Revision)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("watcher %d got %d events, then nothing; want %d", i, len(got), len(want))
+			}
+		}
+		select {
+		case ev := <-w.ch:
+			t.Fatalf("watcher %d got an event it did not select: revision %d", i, ev.Revision)
+		default:
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("watcher %d (prefix %q, index value %q) got %d events, want %d", i, w.prefix, w.value, len(got), len(want))
@@ -96,26 +108,55 @@ func TestFanOutMatchesEveryWatchersFilter(t *testing.T) {
 	}
 }
 
-// TestFanOutClosesAFullWatcherOnly: a watcher whose queue is full is
-// closed and forgotten; the others of its group keep getting events.
+// TestFanOutClosesAFullWatcherOnly: a watcher with more events waiting
+// than its limit is closed and forgotten, after the events it was handed,
+// in order; the others of its group keep getting events.
 func TestFanOutClosesAFullWatcherOnly(t *testing.T) {
 	s := New(nil, Config{})
-	slow := &watcher{prefix: "/registry/pods/", ch: make(chan Event, 1)}
-	fast := &watcher{prefix: "/registry/pods/", ch: make(chan Event, 10)}
+	slow := newWatcher("/registry/pods/", 2)
+	fast := newWatcher("/registry/pods/", 100)
 	s.mu.Lock()
 	s.addWatcher(slow)
 	s.addWatcher(fast)
 	s.mu.Unlock()
-	for i := range 3 {
+	const n = watcherChanSize + 30
+	for i := range n {
 		s.publish([]Event{{Type: EventPut, Key: "/registry/pods/ns/p", Revision: int64(i + 1), Created: true}}, int64(i+1))
 	}
-	if !slow.closed || len(fast.ch) != 3 || fast.closed {
-		t.Errorf("slow closed %v; fast closed %v with %d events, want 3", slow.closed, fast.closed, len(fast.ch))
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if g := s.groups["/registry/pods/"]; g == nil || g.size != 1 || len(s.watchers) != 1 {
-		t.Errorf("routing after closing the slow watcher: %+v, %d watchers", g, len(s.watchers))
+	slowClosed, fastClosed := slow.closed, fast.closed
+	g, watchers := s.groups["/registry/pods/"], len(s.watchers)
+	s.mu.Unlock()
+	if !slowClosed || fastClosed {
+		t.Fatalf("after %d events read by nobody: slow closed %v, fast closed %v", n, slowClosed, fastClosed)
+	}
+	if g == nil || g.size != 1 || watchers != 1 {
+		t.Errorf("routing after closing the slow watcher: %+v, %d watchers", g, watchers)
+	}
+	read := func(w *watcher) (revs []int64) {
+		for {
+			select {
+			case ev, ok := <-w.ch:
+				if !ok {
+					return revs
+				}
+				revs = append(revs, ev.Revision)
+				if w == fast && len(revs) == n {
+					return revs
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("stuck after %d events", len(revs))
+			}
+		}
+	}
+	slowGot := read(slow)
+	if len(slowGot) < watcherChanSize || len(slowGot) >= n || !slices.IsSorted(slowGot) || slowGot[0] != 1 {
+		t.Errorf("the slow watcher got %v before its channel closed; want the first %d or a few more, in order", slowGot, watcherChanSize)
+	}
+	for i, rev := range read(fast) {
+		if rev != int64(i+1) {
+			t.Fatalf("the fast watcher's event %d is revision %d", i, rev)
+		}
 	}
 }
 

@@ -130,7 +130,8 @@ type Config struct {
 	// History is the number of recent events kept for resuming watchers
 	// (at least History, at most twice as many).
 	History int
-	// WatcherBuffer is the per-watcher queue length.
+	// WatcherBuffer is how many events may wait for one watcher beyond its
+	// small channel; they are held only while it lags.
 	WatcherBuffer int
 	// CompactionInterval; zero means DefaultCompactionInterval, negative
 	// disables compaction.

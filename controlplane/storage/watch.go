@@ -21,8 +21,28 @@ type watcher struct {
 	index string
 	value string
 	ch    chan Event
-	// closed is set under Store.mu once ch is closed.
+	// closed is set under Store.mu once the watcher is closed (its channel
+	// closes then, or once its drain goroutine stops).
 	closed bool
+	// overflow holds, oldest first, the events that found ch full, while
+	// draining: a drain goroutine moves them into ch, and every later
+	// event queues behind them. limit is how many may wait there before
+	// the watcher counts as too slow and is closed.
+	overflow []Event
+	draining bool
+	limit    int
+	// quit tells the drain goroutine that the watcher was closed.
+	quit chan struct{}
+}
+
+// watcherChanSize is the channel between the fan-out and one watcher; the
+// events that do not fit wait in the watcher's overflow. An idle watcher
+// (a node agent's, a tempo gate's) thus holds a few events' worth of
+// memory, not Config.WatcherBuffer's.
+const watcherChanSize = 16
+
+func newWatcher(prefix string, limit int) *watcher {
+	return &watcher{prefix: prefix, ch: make(chan Event, watcherChanSize), limit: limit, quit: make(chan struct{})}
 }
 
 // watcherGroup is the watchers of one prefix: those that get every event
@@ -253,13 +273,56 @@ func (s *Store) publish(events []Event, headerRev int64) {
 	}
 }
 
-// send hands ev to w, closing w when its queue is full; s.mu must be held.
-// (Closing removes w from the maps being ranged over, which Go allows.)
+// send hands ev to w: into its channel, or, when that is full or events
+// already wait, into its overflow, closing w when more than its limit
+// wait; s.mu must be held. (Closing removes w from the maps being ranged
+// over, which Go allows.)
 func (s *Store) send(w *watcher, ev Event) {
-	select {
-	case w.ch <- ev:
-	default:
+	if w.closed {
+		return
+	}
+	if !w.draining {
+		select {
+		case w.ch <- ev:
+			return
+		default:
+		}
+		w.draining = true
+		go s.drain(w)
+	}
+	if len(w.overflow) >= w.limit {
 		s.closeWatcher(w)
+		return
+	}
+	w.overflow = append(w.overflow, ev)
+}
+
+// drain moves w's overflow into its channel, in order, until none is left
+// or w is closed; it then closes the channel itself, being its only sender.
+func (s *Store) drain(w *watcher) {
+	for {
+		s.mu.Lock()
+		if w.closed {
+			s.mu.Unlock()
+			close(w.ch)
+			return
+		}
+		batch := w.overflow
+		w.overflow = nil
+		if len(batch) == 0 {
+			w.draining = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case w.ch <- ev:
+			case <-w.quit:
+				close(w.ch)
+				return
+			}
+		}
 	}
 }
 
@@ -292,7 +355,12 @@ func (s *Store) closeWatcher(w *watcher) {
 		return
 	}
 	w.closed = true
-	close(w.ch)
+	w.overflow = nil
+	if w.draining {
+		close(w.quit) // the drain goroutine closes w.ch
+	} else {
+		close(w.ch)
+	}
 	s.removeWatcher(w)
 }
 
@@ -347,10 +415,6 @@ func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, in
 	}
 	s.mu.Lock()
 	if fromRevision == 0 || fromRevision >= s.historyFrom {
-		w := &watcher{prefix: prefix, ch: make(chan Event, s.cfg.WatcherBuffer)}
-		if _, ok := s.indexers[index]; ok && strings.HasPrefix(prefix, index) {
-			w.index, w.value = index, value
-		}
 		var backlog []Event
 		if fromRevision > 0 {
 			for _, ev := range s.history {
@@ -359,11 +423,13 @@ func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, in
 				}
 			}
 		}
-		if len(backlog) > cap(w.ch) {
-			w.ch = make(chan Event, len(backlog)+s.cfg.WatcherBuffer)
+		// The backlog may wait in full, and WatcherBuffer more behind it.
+		w := newWatcher(prefix, len(backlog)+s.cfg.WatcherBuffer)
+		if _, ok := s.indexers[index]; ok && strings.HasPrefix(prefix, index) {
+			w.index, w.value = index, value
 		}
 		for _, ev := range backlog {
-			w.ch <- ev
+			s.send(w, ev)
 		}
 		s.addWatcher(w)
 		s.mu.Unlock()
