@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -25,11 +26,14 @@ type watcher struct {
 	// closes then, or once its drain goroutine stops).
 	closed bool
 	// overflow holds, oldest first, the events that found ch full, while
-	// draining: a drain goroutine moves them into ch, and every later
-	// event queues behind them. limit is how many may wait there before
-	// the watcher counts as too slow and is closed.
+	// draining: a drain goroutine takes them in batches and moves them into
+	// ch, and every later event queues behind them. inFlight counts the
+	// events of its current batch not yet in ch. limit is how many may wait
+	// (overflow and inFlight) before the watcher counts as too slow and is
+	// closed.
 	overflow []Event
 	draining bool
+	inFlight atomic.Int64
 	limit    int
 	// quit tells the drain goroutine that the watcher was closed.
 	quit chan struct{}
@@ -290,7 +294,7 @@ func (s *Store) send(w *watcher, ev Event) {
 		w.draining = true
 		go s.drain(w)
 	}
-	if len(w.overflow) >= w.limit {
+	if len(w.overflow)+int(w.inFlight.Load()) >= w.limit {
 		s.closeWatcher(w)
 		return
 	}
@@ -314,10 +318,12 @@ func (s *Store) drain(w *watcher) {
 			s.mu.Unlock()
 			return
 		}
+		w.inFlight.Store(int64(len(batch)))
 		s.mu.Unlock()
 		for _, ev := range batch {
 			select {
 			case w.ch <- ev:
+				w.inFlight.Add(-1)
 			case <-w.quit:
 				close(w.ch)
 				return
