@@ -1,8 +1,8 @@
 // Package apiserver is Glassplane's Kubernetes REST API: discovery, the
 // generic registry that serves every resource from one table of entries
 // (get, list, watch, create, update, patch, delete, deletecollection and the
-// status, binding and scale subresources), server-side tables for kubectl,
-// the create-only access reviews (SelfSubjectAccessReview,
+// status, binding, eviction and scale subresources), server-side tables for
+// kubectl, the create-only access reviews (SelfSubjectAccessReview,
 // SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview,
 // SelfSubjectReview), impersonation headers, and an audit event for every
 // request. It reads and writes objects only through controlplane/storage,
@@ -14,6 +14,14 @@
 // looks up are kept in memory from the storage watch too, as
 // kube-apiserver's admission informers are; a key this server has written
 // more recently than its cache has seen is read from storage instead.
+//
+// POST pods/<name>/eviction follows kube-apiserver's EvictionREST: a pod
+// that is pending, finished or already being deleted is deleted at once;
+// otherwise the one PodDisruptionBudget selecting it must allow a
+// disruption, which is taken from the budget's status (disruptionsAllowed
+// less one, the pod in disruptedPods) with a compare-and-swap before the pod
+// is marked DisruptionTarget and deleted; a budget that allows none answers
+// 429 TooManyRequests with a DisruptionBudget cause.
 //
 // Bodies are JSON, YAML or Kubernetes' protobuf; answers are JSON, or
 // protobuf when the client's Accept prefers it (watches then send

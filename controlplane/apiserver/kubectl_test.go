@@ -113,6 +113,8 @@ func TestKubectl(t *testing.T) {
 		{"get namespaces", "", []string{"get", "ns"}, []string{"NAME", "STATUS", "kube-system", "Active"}},
 		{"create configmap", "", []string{"create", "configmap", "cfg", "-n", ns, "--from-literal=a=b"}, []string{"configmap/cfg created"}},
 		{"get configmap", "", []string{"get", "cm", "-n", ns}, []string{"DATA", "cfg"}},
+		{"create pdb", "", []string{"create", "pdb", "web", "-n", ns, "--selector=app=web", "--min-available=1"}, []string{"poddisruptionbudget.policy/web created"}},
+		{"get pdb", "", []string{"get", "pdb", "-n", ns}, []string{"NAME   MIN AVAILABLE   MAX UNAVAILABLE   ALLOWED DISRUPTIONS   AGE", "web    1               N/A               0"}},
 		{"delete pod", "", []string{"delete", "pod", "nginx", "-n", ns}, []string{`pod "nginx" deleted`}},
 		{"delete deployment", "", []string{"delete", "deployment", "web", "-n", ns}, []string{`deployment.apps "web" deleted`}},
 	}

@@ -210,6 +210,11 @@ func (q *request) fail(stage string, err error) {
 	if q.w.code != 0 {
 		return
 	}
+	// As kube-apiserver's ErrorNegotiated, a Status that suggests a retry
+	// period says so in Retry-After.
+	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
+		q.w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
+	}
 	q.writeJSON(int(status.Code), status)
 }
 

@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -164,7 +165,7 @@ func newResources() []*resource {
 		{
 			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
-			Subresources: []*subresource{statusSubresource(), bindingSubresource(), logSubresource(), execSubresource(), portForwardSubresource()},
+			Subresources: []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), portForwardSubresource()},
 			FieldLabels:  podFields,
 		},
 		{
@@ -239,6 +240,12 @@ func newResources() []*resource {
 			FieldLabels: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 			},
+		},
+		{
+			GVK: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget",
+			ShortNames: []string{"pdb"}, Namespaced: true, Verbs: verbsAll, StorageResource: "poddisruptionbudgets",
+			HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource()},
 		},
 	}
 }

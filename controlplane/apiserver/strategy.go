@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,8 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = appsv1.DaemonSetStatus{}
 	case *batchv1.Job:
 		o.Status = batchv1.JobStatus{}
+	case *policyv1.PodDisruptionBudget:
+		o.Status = policyv1.PodDisruptionBudgetStatus{}
 	}
 }
 

@@ -163,9 +163,10 @@ var printers = map[string]printer{
 		},
 		cells: eventCells,
 	},
-	"jobs":                jobPrinter,
-	"daemonsets":          daemonSetPrinter,
-	"controllerrevisions": controllerRevisionPrinter,
+	"jobs":                 jobPrinter,
+	"daemonsets":           daemonSetPrinter,
+	"controllerrevisions":  controllerRevisionPrinter,
+	"poddisruptionbudgets": podDisruptionBudgetPrinter,
 }
 
 var genericPrinter = printer{

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// The tables of jobs, daemon sets and controller revisions, as Kubernetes'
-// printers.go draws them.
+// The tables of jobs, daemon sets, controller revisions and pod disruption
+// budgets, as Kubernetes' printers.go draws them.
 var (
 	jobPrinter = printer{
 		columns: []metav1.TableColumnDefinition{nameCol,
@@ -60,6 +61,25 @@ var (
 				}
 			}
 			return []any{r.Name, controller, r.Revision, age(r.CreationTimestamp)}
+		},
+	}
+	podDisruptionBudgetPrinter = printer{
+		columns: []metav1.TableColumnDefinition{nameCol,
+			col("Min Available", "string", "The minimum number of pods that must be available.", 0),
+			col("Max Unavailable", "string", "The maximum number of pods that may be unavailable.", 0),
+			col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time.", 0),
+			ageCol,
+		},
+		cells: func(obj runtime.Object) []any {
+			pdb := obj.(*policyv1.PodDisruptionBudget)
+			minAvailable, maxUnavailable := "N/A", "N/A"
+			if pdb.Spec.MinAvailable != nil {
+				minAvailable = pdb.Spec.MinAvailable.String()
+			}
+			if pdb.Spec.MaxUnavailable != nil {
+				maxUnavailable = pdb.Spec.MaxUnavailable.String()
+			}
+			return []any{pdb.Name, minAvailable, maxUnavailable, int64(pdb.Status.DisruptionsAllowed), age(pdb.CreationTimestamp)}
 		},
 	}
 )

@@ -375,15 +375,23 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
+	if err := checkDeleteOptions(opts); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// checkDeleteOptions refuses an unknown propagationPolicy or dryRun value.
+func checkDeleteOptions(opts *metav1.DeleteOptions) error {
 	if p := opts.PropagationPolicy; p != nil && *p != metav1.DeletePropagationOrphan && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationForeground {
-		return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "", field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"})})
+		return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "", field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"})})
 	}
 	for _, v := range opts.DryRun {
 		if v != metav1.DryRunAll {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, supported values are: [%q]", v, metav1.DryRunAll))
+			return apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q, supported values are: [%q]", v, metav1.DryRunAll))
 		}
 	}
-	return opts, nil
+	return nil
 }
 
 func (q *request) delete() error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/controllers/daemonset"
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
+	"github.com/glassplane/glassplane/controlplane/controllers/disruption"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpoint"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpointslice"
 	"github.com/glassplane/glassplane/controlplane/controllers/garbagecollector"
@@ -116,6 +117,13 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
+
+	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
+		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create disruption controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"disruption", dpc.Run})
 
 	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
 	if err != nil {

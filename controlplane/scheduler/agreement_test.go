@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,11 +28,13 @@ import (
 // what kube-scheduler's documented algorithm does with it.
 type agreementCase struct {
 	// Why explains the expected result from kube-scheduler's rules.
-	Why   string           `json:"why"`
-	Nodes []agreementNode  `json:"nodes"`
-	Pods  []agreementPod   `json:"existingPods"`
-	Pod   agreementPod     `json:"pod"`
-	Want  agreementOutcome `json:"expect"`
+	Why   string          `json:"why"`
+	Nodes []agreementNode `json:"nodes"`
+	Pods  []agreementPod  `json:"existingPods"`
+	Pod   agreementPod    `json:"pod"`
+	// PDBs are the cluster's PodDisruptionBudgets, which preemption weighs.
+	PDBs []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets"`
+	Want agreementOutcome               `json:"expect"`
 }
 
 type agreementNode struct {
@@ -61,6 +64,8 @@ type agreementOutcome struct {
 	Nodes []string `json:"nodes"`
 	// Message is the FailedScheduling message when no node fits.
 	Message string `json:"message"`
+	// NominatedNode is where preemption makes room, when no node fits.
+	NominatedNode string `json:"nominatedNode"`
 }
 
 func (n agreementNode) node() *v1.Node {
@@ -134,10 +139,13 @@ func TestAgreementFixtures(t *testing.T) {
 			if tc.Why == "" || (len(tc.Want.Nodes) == 0) == (tc.Want.Message == "") {
 				t.Fatal("a fixture needs why and exactly one of expect.nodes and expect.message")
 			}
-			nodes, msg := runAgreementCase(t, tc)
+			nodes, msg, nominated := runAgreementCase(t, tc)
 			if tc.Want.Message != "" {
 				if msg != tc.Want.Message {
 					t.Errorf("message\n got  %q\n want %q\n (why: %s)", msg, tc.Want.Message, tc.Why)
+				}
+				if tc.Want.NominatedNode != "" && nominated != tc.Want.NominatedNode {
+					t.Errorf("nominated node %q, want %q (why: %s)", nominated, tc.Want.NominatedNode, tc.Why)
 				}
 				return
 			}
@@ -151,8 +159,9 @@ func TestAgreementFixtures(t *testing.T) {
 }
 
 // runAgreementCase schedules the fixture's pod once and returns the sorted
-// set of best nodes, or the FailedScheduling message.
-func runAgreementCase(t *testing.T, tc agreementCase) ([]string, string) {
+// set of best nodes, or the FailedScheduling message and the node
+// preemption nominated, if any.
+func runAgreementCase(t *testing.T, tc agreementCase) ([]string, string, string) {
 	t.Helper()
 	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, fake.NewClientset())
 	if err != nil {
@@ -166,6 +175,9 @@ func runAgreementCase(t *testing.T, tc agreementCase) ([]string, string) {
 			t.Fatal(err)
 		}
 	}
+	for i := range tc.PDBs {
+		addPDBs(t, s, &tc.PDBs[i])
+	}
 	s.cache.UpdateSnapshot(s.snapshot)
 	pod := tc.Pod.pod()
 	prof := s.profileFor(pod)
@@ -174,13 +186,16 @@ func runAgreementCase(t *testing.T, tc agreementCase) ([]string, string) {
 	host, err := s.schedulePod(context.Background(), prof.fwk, state, pod, &d)
 	if err != nil {
 		var fitErr *framework.FitError
+		var nominated string
 		if errors.As(err, &fitErr) {
-			fitErr.Diagnosis.PostFilterMsg = s.preempt(context.Background(), prof, state, pod, fitErr).message
+			r := s.preempt(context.Background(), prof, state, pod, fitErr)
+			fitErr.Diagnosis.PostFilterMsg = r.message
+			nominated = r.nominatedNode
 		}
-		return nil, err.Error()
+		return nil, err.Error(), nominated
 	}
 	if len(d.Scores) == 0 {
-		return []string{host}, ""
+		return []string{host}, "", ""
 	}
 	var best []string
 	for _, sc := range d.Scores {
@@ -189,5 +204,5 @@ func runAgreementCase(t *testing.T, tc agreementCase) ([]string, string) {
 		}
 	}
 	sort.Strings(best)
-	return best, ""
+	return best, "", ""
 }

@@ -37,8 +37,16 @@
 // annotation (counts per rejecting plugin, the winner and its score).
 //
 // When no node fits, DefaultPreemption evicts the fewest, lowest-priority
-// pods on the best node and nominates it (status.nominatedNodeName). The
-// scheduler may touch the API (pods, pods/binding, pods/status, pod
-// deletion for preemption, nodes, events, and ConfigMaps for decision
-// records) and its own subpackages, nothing else.
+// pods on the best node and nominates it (status.nominatedNodeName). As in
+// kube-scheduler, it weighs policy/v1 PodDisruptionBudgets as best effort:
+// on each node it spares first the pods whose eviction would take a
+// budget's status.disruptionsAllowed below zero, and it prefers the node
+// with the fewest such violations, but it still preempts when every node
+// violates one; the decision counts them (explain.Decision.PDBViolations).
+// An API that does not serve the budgets, or forbids listing them, leaves
+// preemption without them (logged once) rather than stopping the
+// scheduler. The scheduler may touch the API (pods, pods/binding,
+// pods/status, pod deletion for preemption, nodes, PodDisruptionBudgets
+// (list and watch), events, and ConfigMaps for decision records) and its
+// own subpackages, nothing else.
 package scheduler

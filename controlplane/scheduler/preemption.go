@@ -8,8 +8,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
@@ -29,10 +31,13 @@ const (
 	minCandidateNodesAbsolute   = 100
 )
 
-// candidate is a node where evicting victims makes the pod fit.
+// candidate is a node where evicting victims makes the pod fit;
+// numPDBViolations of the victims are pods whose eviction violates a
+// PodDisruptionBudget.
 type candidate struct {
-	node    string
-	victims []*v1.Pod
+	node             string
+	victims          []*v1.Pod
+	numPDBViolations int
 }
 
 // preemptionResult is what the PostFilter step decided.
@@ -41,6 +46,9 @@ type preemptionResult struct {
 	// gone; empty if preemption found nothing to do.
 	nominatedNode string
 	victims       []*v1.Pod
+	// pdbViolations counts the victims whose eviction violates a
+	// PodDisruptionBudget.
+	pdbViolations int
 	// message is the "preemption: ..." part of the FailedScheduling
 	// message, empty when preemption succeeded.
 	message string
@@ -49,11 +57,16 @@ type preemptionResult struct {
 // preempt runs kube-scheduler's DefaultPreemption for a pod no node fit:
 // on every node where eviction might help, it removes the pods of lower
 // priority, checks the pod then fits, and gives back as many of them as
-// still let it fit (higher priority first); among the candidate nodes it
-// picks the one with the lowest highest-victim priority, then the lowest
-// sum of victim priorities, then the fewest victims, then the latest start
-// of the highest-priority victims. The victims are deleted after they get a
-// DisruptionTarget condition and a Preempted event.
+// still let it fit, first those whose eviction would violate a
+// PodDisruptionBudget, then the others (each group higher priority first).
+// Among the candidate nodes it picks the one with the fewest
+// PodDisruptionBudget violations, then the lowest highest-victim priority,
+// then the lowest sum of victim priorities, then the fewest victims, then
+// the latest start of the highest-priority victims. Budgets are best
+// effort, as in kube-scheduler: when every candidate violates one, the
+// pod still preempts on the node that violates the fewest. The victims are
+// deleted after they get a DisruptionTarget condition and a Preempted
+// event.
 func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) preemptionResult {
 	if ok, msg := s.podEligibleToPreemptOthers(pod); !ok {
 		return preemptionResult{message: "preemption: " + msg}
@@ -69,6 +82,10 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 		potential = append(potential, node)
 	}
 	sort.Strings(potential)
+	pdbs, err := s.pdbLister.List(labels.Everything())
+	if err != nil {
+		return preemptionResult{message: fmt.Sprintf("preemption: failed to list PodDisruptionBudgets: %v", err)}
+	}
 	limit := max(len(s.snapshot.List())*minCandidateNodesPercentage/100, minCandidateNodesAbsolute)
 
 	var candidates []candidate
@@ -76,12 +93,12 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 		if len(candidates) >= limit {
 			break
 		}
-		victims, st := s.selectVictimsOnNode(ctx, prof.fwk, state, pod, priority, node)
+		victims, numPDBViolations, st := s.selectVictimsOnNode(ctx, prof.fwk, state, pod, priority, node, pdbs)
 		if !st.IsSuccess() {
 			statuses[node] = st
 			continue
 		}
-		candidates = append(candidates, candidate{node: node, victims: victims})
+		candidates = append(candidates, candidate{node: node, victims: victims, numPDBViolations: numPDBViolations})
 	}
 	if len(candidates) == 0 {
 		inner := framework.FitError{Pod: pod, NumAllNodes: fitErr.NumAllNodes, Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
@@ -92,7 +109,7 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 		s.log.Error("failed to preempt", "pod", pod.Namespace+"/"+pod.Name, "node", best.node, "err", err)
 		return preemptionResult{message: "preemption: " + err.Error()}
 	}
-	return preemptionResult{nominatedNode: best.node, victims: best.victims}
+	return preemptionResult{nominatedNode: best.node, victims: best.victims, pdbViolations: best.numPDBViolations}
 }
 
 // podEligibleToPreemptOthers refuses a pod whose preemptionPolicy is Never,
@@ -116,11 +133,16 @@ func (s *Scheduler) podEligibleToPreemptOthers(pod *v1.Pod) (bool, string) {
 }
 
 // selectVictimsOnNode finds the fewest, least important pods to evict from
-// node so that pod fits.
-func (s *Scheduler) selectVictimsOnNode(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, priority int32, node string) ([]*v1.Pod, *framework.Status) {
+// node so that pod fits, as kube-scheduler's SelectVictimsOnNode: it
+// removes every pod of lower priority, checks the pod then fits, and gives
+// back as many as still let it fit, first the pods whose eviction would
+// violate one of pdbs, then the others, each group higher priority first.
+// It returns the victims, higher priority first, and how many of them
+// violate a budget.
+func (s *Scheduler) selectVictimsOnNode(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, priority int32, node string, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
 	orig, err := s.snapshot.Get(node)
 	if err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, 0, framework.AsStatus(err)
 	}
 	ni := orig.Clone()
 	var potential []*v1.Pod
@@ -128,28 +150,94 @@ func (s *Scheduler) selectVictimsOnNode(ctx context.Context, fwk *framework.Fram
 		if queuesort.PodPriority(pi.Pod) < priority {
 			potential = append(potential, pi.Pod)
 			if err := ni.RemovePod(pi.Pod); err != nil {
-				return nil, framework.AsStatus(err)
+				return nil, 0, framework.AsStatus(err)
 			}
 		}
 	}
 	if len(potential) == 0 {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
 	}
 	if st := fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
-		return nil, st
+		return nil, 0, st
 	}
 	sort.SliceStable(potential, func(i, j int) bool { return moreImportantPod(potential[i], potential[j]) })
+	violating, nonViolating := filterPodsWithPDBViolation(potential, pdbs)
 	var victims []*v1.Pod
-	for _, p := range potential {
+	// reprieve gives p back to the node and reports whether the pod still
+	// fits; if not, p is a victim.
+	reprieve := func(p *v1.Pod) (bool, error) {
 		ni.AddPod(p)
-		if st := fwk.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
-			if err := ni.RemovePod(p); err != nil {
-				return nil, framework.AsStatus(err)
-			}
-			victims = append(victims, p)
+		if fwk.RunFilterPlugins(ctx, state, pod, ni).IsSuccess() {
+			return true, nil
+		}
+		if err := ni.RemovePod(p); err != nil {
+			return false, err
+		}
+		victims = append(victims, p)
+		return false, nil
+	}
+	numViolating := 0
+	for _, p := range violating {
+		fits, err := reprieve(p)
+		if err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+		if !fits {
+			numViolating++
 		}
 	}
-	return victims, nil
+	for _, p := range nonViolating {
+		if _, err := reprieve(p); err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+	}
+	if len(violating) != 0 && len(nonViolating) != 0 {
+		sort.SliceStable(victims, func(i, j int) bool { return moreImportantPod(victims[i], victims[j]) })
+	}
+	return victims, numViolating, nil
+}
+
+// filterPodsWithPDBViolation splits pods, in their order, into those whose
+// eviction would violate a PodDisruptionBudget and the others, as
+// kube-scheduler's filterPodsWithPDBViolation: a budget covers a pod of
+// its namespace its selector matches (a nil or empty selector matches
+// none), unless the pod is already among its status.disruptedPods; each
+// covered pod uses up one of the budget's status.disruptionsAllowed, and a
+// pod that takes a budget below zero violates it.
+func filterPodsWithPDBViolation(pods []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*v1.Pod) {
+	allowed := make([]int32, len(pdbs))
+	for i, pdb := range pdbs {
+		allowed[i] = pdb.Status.DisruptionsAllowed
+	}
+	for _, p := range pods {
+		violates := false
+		// A pod without labels matches no budget.
+		if len(p.Labels) != 0 {
+			for i, pdb := range pdbs {
+				if pdb.Namespace != p.Namespace {
+					continue
+				}
+				selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+				if err != nil || selector.Empty() || !selector.Matches(labels.Set(p.Labels)) {
+					continue
+				}
+				// The API server already counted a disrupted pod.
+				if _, ok := pdb.Status.DisruptedPods[p.Name]; ok {
+					continue
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violates = true
+				}
+			}
+		}
+		if violates {
+			violating = append(violating, p)
+		} else {
+			nonViolating = append(nonViolating, p)
+		}
+	}
+	return violating, nonViolating
 }
 
 // moreImportantPod orders pods by priority, then the earlier start.
@@ -168,8 +256,8 @@ func podStartTime(p *v1.Pod) time.Time {
 	return p.CreationTimestamp.Time
 }
 
-// pickOneNodeForPreemption applies kube-scheduler's criteria in order (there
-// are no PodDisruptionBudgets to count): lowest highest-victim priority,
+// pickOneNodeForPreemption applies kube-scheduler's criteria in order:
+// fewest PodDisruptionBudget violations, lowest highest-victim priority,
 // lowest sum of priorities, fewest victims, latest start of the highest
 // priority victims, then the first.
 func pickOneNodeForPreemption(cs []candidate) candidate {
@@ -193,6 +281,7 @@ func pickOneNodeForPreemption(cs []candidate) candidate {
 		}
 		return h
 	}
+	cs = filter(cs, func(c candidate) int64 { return -int64(c.numPDBViolations) })
 	cs = filter(cs, func(c candidate) int64 {
 		if len(c.victims) == 0 {
 			return math.MaxInt64
@@ -251,6 +340,7 @@ func (s *Scheduler) evictVictims(ctx context.Context, prof *profile, preemptor *
 // explainPreemption records the preemption outcome in the decision.
 func explainPreemption(d *explain.Decision, r preemptionResult) {
 	d.NominatedNode = r.nominatedNode
+	d.PDBViolations = r.pdbViolations
 	for _, v := range r.victims {
 		d.Victims = append(d.Victims, v.Namespace+"/"+v.Name)
 	}

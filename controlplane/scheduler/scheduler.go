@@ -12,11 +12,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -40,6 +42,17 @@ type Scheduler struct {
 	queue       *queue.PriorityQueue
 	broadcaster record.EventBroadcaster
 	decisions   *decisionStore
+
+	// pdbInformers serves the PodDisruptionBudgets preemption weighs, apart
+	// from informers so that an API without them cannot hold up Run (see
+	// addPDBInformer).
+	pdbInformers informers.SharedInformerFactory
+	pdbLister    policylisters.PodDisruptionBudgetLister
+	pdbSynced    toolscache.InformerSynced
+	// pdbUnavailable is closed, once, when listing PodDisruptionBudgets
+	// failed because the API does not serve them or forbids it.
+	pdbUnavailable     chan struct{}
+	pdbUnavailableOnce sync.Once
 
 	// rng and nextStartNodeIndex are used by the scheduling loop only.
 	rng                *rand.Rand
@@ -87,6 +100,8 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 		snapshot: cache.NewSnapshot(),
 		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		ready:    make(chan struct{}),
+
+		pdbUnavailable: make(chan struct{}),
 	}
 
 	s.decisions = newDecisionStore(client, s.log, cfg.DecisionHistory)
@@ -125,6 +140,10 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 	if err := s.addEventHandlers(); err != nil {
 		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
 	}
+	s.pdbInformers = informers.NewSharedInformerFactory(client, 0)
+	if err := s.addPDBInformer(); err != nil {
+		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
+	}
 	return s, nil
 }
 
@@ -143,13 +162,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	s.informers.Start(ctx.Done())
 	defer s.informers.Shutdown()
+	s.pdbInformers.Start(ctx.Done())
+	defer s.pdbInformers.Shutdown()
 	recordsDone := make(chan struct{})
 	go func() {
 		defer close(recordsDone)
 		s.decisions.run(ctx)
 	}()
 	defer func() { <-recordsDone }()
-	s.log.Info("waiting for informer caches to sync", "informers", "pods,nodes")
+	s.log.Info("waiting for informer caches to sync", "informers", "pods,nodes,poddisruptionbudgets")
 	for typ, ok := range s.informers.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {
@@ -163,6 +184,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return nil
 		}
 		return errors.New("failed to deliver the initial lists to the event handlers")
+	}
+	if !s.waitForPDBCache(ctx) && ctx.Err() != nil {
+		return nil
 	}
 	close(s.ready)
 	for name, p := range s.profiles {
@@ -330,6 +354,50 @@ func (s *Scheduler) addEventHandlers() error {
 	}
 	s.handlerSyncs = append(s.handlerSyncs, reg.HasSynced)
 	return nil
+}
+
+// addPDBInformer sets up the policy/v1 PodDisruptionBudget lister that
+// preemption reads. kube-scheduler requires the budgets; here an API that
+// does not serve them (NotFound, MethodNotSupported) or does not let the
+// scheduler list them (Forbidden) only costs preemption its budget
+// awareness: the failure is logged once, Run stops waiting for that cache,
+// and preemption sees no budgets until a later list (the informer keeps
+// retrying) succeeds.
+func (s *Scheduler) addPDBInformer() error {
+	inf := s.pdbInformers.Policy().V1().PodDisruptionBudgets()
+	s.pdbLister = inf.Lister()
+	informer := inf.Informer()
+	s.pdbSynced = informer.HasSynced
+	err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *toolscache.Reflector, err error) {
+		if !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) && !apierrors.IsForbidden(err) {
+			toolscache.DefaultWatchErrorHandler(ctx, r, err)
+			return
+		}
+		s.pdbUnavailableOnce.Do(func() {
+			s.log.Warn("PodDisruptionBudgets are unavailable; preemption ignores them until they can be listed", "resource", "policy/v1 poddisruptionbudgets", "err", err)
+			close(s.pdbUnavailable)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("failed to set the PodDisruptionBudget informer's error handler: %w", err)
+	}
+	return nil
+}
+
+// waitForPDBCache waits until the PodDisruptionBudget cache has synced,
+// the budgets turned out to be unavailable, or ctx ends. It reports
+// whether the cache synced.
+func (s *Scheduler) waitForPDBCache(ctx context.Context) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.pdbUnavailable:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return toolscache.WaitForCacheSync(wctx.Done(), s.pdbSynced)
 }
 
 // nodeSchedulingPropertiesChanged reports whether a node update could make

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -106,6 +107,9 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *batchv1.Job:
 		prev, _ := old.(*batchv1.Job)
 		return validateJob(o, prev)
+	case *policyv1.PodDisruptionBudget:
+		prev, _ := old.(*policyv1.PodDisruptionBudget)
+		return validatePodDisruptionBudget(o, prev)
 	case *corev1.Service:
 		prev, _ := old.(*corev1.Service)
 		return validateService(o, prev)
@@ -194,6 +198,10 @@ func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.ReplicaSet:
 		if prev, ok := old.(*appsv1.ReplicaSet); ok {
 			return validateReplicaSetStatusUpdate(o, prev)
+		}
+	case *policyv1.PodDisruptionBudget:
+		if prev, ok := old.(*policyv1.PodDisruptionBudget); ok {
+			return validatePodDisruptionBudgetStatusUpdate(o, prev)
 		}
 	}
 	return validateMetaUpdateOnly(obj, old)

@@ -47,6 +47,10 @@ type Decision struct {
 	// failed attempt; Victims are the pods it evicted there.
 	NominatedNode string   `json:"nominatedNode,omitempty"`
 	Victims       []string `json:"victims,omitempty"`
+	// PDBViolations counts the Victims whose eviction violated a
+	// PodDisruptionBudget: preemption prefers nodes with fewer, but treats
+	// budgets as best effort.
+	PDBViolations int `json:"pdbViolations,omitempty"`
 	// Record names the ConfigMap in the pod's namespace holding the pod's
 	// full decision record (History).
 	Record string `json:"record,omitempty"`

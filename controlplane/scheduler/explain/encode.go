@@ -96,6 +96,10 @@ func appendDecisionTail(b []byte, d *Decision) []byte {
 		b = append(b, `,"victims":`...)
 		b = appendStrings(b, d.Victims)
 	}
+	if d.PDBViolations != 0 {
+		b = append(b, `,"pdbViolations":`...)
+		b = strconv.AppendInt(b, int64(d.PDBViolations), 10)
+	}
 	b = appendOptString(b, `,"record":`, d.Record)
 	b = appendOptString(b, `,"message":`, d.Message)
 	return append(b, '}')

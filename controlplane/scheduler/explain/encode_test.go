@@ -37,7 +37,7 @@ func sampleDecisions() []Decision {
 			Attempt: 4, Time: metav1.NewTime(time.Date(2026, 12, 2, 1, 2, 3, 456, time.FixedZone("KST", 9*3600))),
 			Pod: "default/web", Nodes: 3, FilterPlugins: []string{"NodeName", "TaintToleration"},
 			Filter:        []NodeFilter{{Node: "a", Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {k: v}"}},
-			FilterOmitted: 2, ScoresOmitted: 1, NominatedNode: "b", Victims: []string{"default/low", "x"},
+			FilterOmitted: 2, ScoresOmitted: 1, NominatedNode: "b", Victims: []string{"default/low", "x"}, PDBViolations: 1,
 			Scores:  []NodeScore{{Node: "b", Plugins: nil, Total: -1}, {Node: "c", Plugins: []PluginScore{{Plugin: "P", Weight: 0}}}},
 			Record:  "web.decisions",
 			Message: "0/3 nodes are available: 1 node(s) had untolerated taint(s).",
