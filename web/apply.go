@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,6 +29,10 @@ const (
 	fieldManager = "glassplane-dashboard"
 	// maxManifestBytes bounds a submitted manifest.
 	maxManifestBytes = 1 << 20
+	// applyQPS is the dashboard's request rate to the API server when its
+	// configuration sets none; the API server's own limits are the ones
+	// that matter.
+	applyQPS = 200
 )
 
 // examples are the manifests the apply form offers.
@@ -122,6 +127,7 @@ func (a *applier) apply(ctx context.Context, u *identity, manifest string, dryRu
 	if err != nil {
 		return nil, err
 	}
+	docs = expandLists(docs)
 	if len(docs) == 0 {
 		return nil, errors.New("the manifest has no documents")
 	}
@@ -133,6 +139,9 @@ func (a *applier) apply(ctx context.Context, u *identity, manifest string, dryRu
 }
 
 func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc document, dryRun bool) (res components.ApplyResult) {
+	if err := checkTypeMeta(doc.JSON); err != nil {
+		return components.ApplyResult{Ref: fmt.Sprintf("document %d", index), Error: err.Error()}
+	}
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(doc.JSON); err != nil {
 		return components.ApplyResult{Ref: fmt.Sprintf("document %d", index), Error: err.Error()}
@@ -218,6 +227,48 @@ func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int
 		res.Action = "unchanged"
 	}
 	return res
+}
+
+// typeMeta is what a document must say about itself.
+type typeMeta struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Items      json.RawMessage `json:"items"`
+}
+
+// checkTypeMeta refuses a document without apiVersion or kind with
+// kubectl's validation message, instead of guessing the version.
+func checkTypeMeta(js []byte) error {
+	var tm typeMeta
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return fmt.Errorf("error validating data: %w", err)
+	}
+	switch {
+	case tm.APIVersion == "":
+		return errors.New("error validating data: apiVersion not set")
+	case tm.Kind == "":
+		return errors.New("error validating data: kind not set")
+	}
+	return nil
+}
+
+// expandLists replaces each List document (kind List, or any kind ending in
+// List, with items) by its items, as kubectl applies a List item by item.
+func expandLists(docs []document) []document {
+	out := make([]document, 0, len(docs))
+	for _, doc := range docs {
+		var tm typeMeta
+		var items []json.RawMessage
+		if json.Unmarshal(doc.JSON, &tm) != nil || !strings.HasSuffix(tm.Kind, "List") || len(tm.Items) == 0 ||
+			json.Unmarshal(tm.Items, &items) != nil {
+			out = append(out, doc)
+			continue
+		}
+		for i, item := range items {
+			out = append(out, document{JSON: item, YAML: doc.YAML, Line: doc.Line, Path: fmt.Sprintf("items[%d]", i)})
+		}
+	}
+	return out
 }
 
 // mergeInto lays the fields of src over dst: maps merge key by key, lists of

@@ -75,7 +75,14 @@ func TestApplier(t *testing.T) {
 			"apiVersion: v1\nkind: Pod\nmetadata: {name: My_Pod}\nspec: {containers: [{name: c, image: x}]}\n---\n" +
 			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
 			want: []string{"pod/a => created", `pod/My_Pod => !Pod "My_Pod" is invalid: metadata.name: Invalid value: "My_Pod"`, `widget.example.com/w => !no matches for kind "Widget"`}},
-		{name: "missing kind", manifest: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"document 1 => !Object 'Kind' is missing"}},
+		{name: "missing kind", manifest: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"document 1 => !error validating data: kind not set"}},
+		{name: "missing apiVersion", manifest: "kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, image: x}]}\n",
+			want: []string{"document 1 => !error validating data: apiVersion not set"}},
+		{name: "duplicate key", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\n", err: `line 5: key "name" already set in map`},
+		{name: "a List applies its items", manifest: "apiVersion: v1\nkind: List\nitems:\n" +
+			"- apiVersion: v1\n  kind: Pod\n  metadata: {name: l1}\n  spec: {containers: [{name: c, image: x}]}\n" +
+			"- kind: Pod\n  metadata: {name: l2}\n",
+			want: []string{"pod/l1 => created", "document 2 => !apiVersion not set"}},
 		{name: "unparsable", manifest: "a: [", err: "failed to parse document 1"},
 		{name: "empty", manifest: "---\n", err: "no documents"},
 	}
@@ -117,6 +124,24 @@ func TestApplier(t *testing.T) {
 	containers, _, _ := unstructured.NestedSlice(got.Object, "spec", "containers")
 	if len(containers) != 1 || containers[0].(map[string]any)["image"] != "glassplane.local/hello:v2" {
 		t.Errorf("stored containers = %v", containers)
+	}
+}
+
+// TestApplyListFieldLine checks that a field error of a List's item points
+// at the item's line in the manifest.
+func TestApplyListFieldLine(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: List\nitems:\n" +
+		"- apiVersion: v1\n  kind: Pod\n  metadata: {name: ok}\n  spec: {containers: [{name: c, image: x}]}\n" +
+		"- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: Bad_Name\n  spec: {containers: [{name: c, image: x}]}\n"
+	results, err := fakeApplier().apply(context.Background(), nil, manifest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || results[1].Error == "" || len(results[1].Fields) != 1 {
+		t.Fatalf("results = %+v", results)
+	}
+	if got := results[1].Fields[0].Line; got != 11 {
+		t.Errorf("metadata.name of items[1] points at line %d, want 11", got)
 	}
 }
 

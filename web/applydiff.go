@@ -24,6 +24,9 @@ type document struct {
 	// starts on, for pointing at a field.
 	YAML string
 	Line int
+	// Path is where the document sits in YAML when it is an item of a
+	// List ("items[2]"), empty otherwise; field paths are found below it.
+	Path string
 }
 
 // docSeparator is a YAML document separator line, as the API machinery's
@@ -31,7 +34,8 @@ type document struct {
 var docSeparator = regexp.MustCompile(`^---\s*($|#)`)
 
 // splitManifest cuts a multi-document YAML (or JSON) manifest into its
-// non-empty documents, remembering where each starts.
+// non-empty documents, remembering where each starts. A key given twice in
+// one mapping is refused, as kubectl's strict YAML decoding refuses it.
 func splitManifest(manifest string) ([]document, error) {
 	var docs []document
 	lines := strings.SplitAfter(manifest, "\n")
@@ -41,7 +45,7 @@ func splitManifest(manifest string) ([]document, error) {
 		if strings.TrimSpace(text) == "" {
 			return nil
 		}
-		js, err := yaml.YAMLToJSON([]byte(text))
+		js, err := yaml.YAMLToJSONStrict([]byte(text))
 		if err != nil {
 			return fmt.Errorf("failed to parse document %d (line %d): %w", len(docs)+1, start+1, err)
 		}
@@ -78,6 +82,9 @@ func fieldLine(doc document, path string) int {
 		return 0
 	}
 	node, line := root.Content[0], 0
+	if doc.Path != "" {
+		path = doc.Path + "." + path
+	}
 	for _, m := range pathToken.FindAllStringSubmatch(path, -1) {
 		key := m[1]
 		if key == "" {

@@ -63,6 +63,14 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RESTConfig != nil {
+		cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
+		// client-go's default of 5 requests a second would take minutes
+		// over a manifest of a thousand documents (two requests each).
+		if cfg.RESTConfig.QPS == 0 {
+			cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = applyQPS, 2*applyQPS
+		}
+	}
 	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
 	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
 	if cfg.RESTConfig != nil {
