@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
@@ -20,7 +23,8 @@ const RestrictionPluginName = "NodeRestriction"
 const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
 // Restriction is Kubernetes' NodeRestriction admission plugin: a node may
-// change only its own Node and Lease and the pods bound to it.
+// change only its own Node and Lease and the pods bound to it, and on its
+// Node neither its taints nor labels reserved to the cluster's admins.
 type Restriction struct{}
 
 var _ admission.ValidationInterface = Restriction{}
@@ -53,13 +57,7 @@ func (Restriction) Validate(_ context.Context, a *admission.Attributes) error {
 		}
 		return forbidden(a, fmt.Errorf("unexpected pod subresource %q, only 'status' and 'eviction' are allowed", a.Subresource))
 	case corev1.Resource("nodes"):
-		if a.Name != nodeName {
-			return forbidden(a, fmt.Errorf("node %q is not allowed to modify node %q", nodeName, a.Name))
-		}
-		if n, ok := a.Object.(*corev1.Node); ok && a.Operation == admission.Create && n.Spec.ConfigSource != nil {
-			return forbidden(a, fmt.Errorf("node %q is not allowed to create pods with a non-nil configSource", nodeName))
-		}
-		return nil
+		return admitNode(nodeName, a)
 	case coordinationv1.Resource("leases"):
 		if a.Namespace != corev1.NamespaceNodeLease {
 			return forbidden(a, fmt.Errorf("can only access leases in the %q system namespace", corev1.NamespaceNodeLease))
@@ -125,6 +123,132 @@ func admitPodStatus(nodeName string, a *admission.Attributes) error {
 		return forbidden(a, fmt.Errorf("node %q cannot update labels through pod status", nodeName))
 	}
 	return nil
+}
+
+// admitNode lets a node change only its own Node, and neither its taints
+// (after it registered) nor labels outside the set kubelets may set: either
+// would let it steer workloads meant for other nodes to itself.
+func admitNode(nodeName string, a *admission.Attributes) error {
+	if a.Name != nodeName {
+		return forbidden(a, fmt.Errorf("node %q is not allowed to modify node %q", nodeName, a.Name))
+	}
+	switch a.Operation {
+	case admission.Create:
+		node, ok := a.Object.(*corev1.Node)
+		if !ok {
+			return forbidden(a, fmt.Errorf("unexpected type %T", a.Object))
+		}
+		if node.Spec.ConfigSource != nil {
+			return forbidden(a, fmt.Errorf("node %q is not allowed to create pods with a non-nil configSource", nodeName))
+		}
+		if labels := forbiddenLabels(modifiedLabels(node.Labels, nil)); len(labels) > 0 {
+			return forbidden(a, fmt.Errorf("node %q is not allowed to set the following labels: %s", nodeName, strings.Join(labels, ", ")))
+		}
+	case admission.Update:
+		node, ok := a.Object.(*corev1.Node)
+		if !ok {
+			return forbidden(a, fmt.Errorf("unexpected type %T", a.Object))
+		}
+		old, ok := a.OldObject.(*corev1.Node)
+		if !ok {
+			return forbidden(a, fmt.Errorf("unexpected type %T", a.Object))
+		}
+		if node.Spec.ConfigSource != nil && !apiequality.Semantic.DeepEqual(node.Spec.ConfigSource, old.Spec.ConfigSource) {
+			return forbidden(a, fmt.Errorf("node %q is not allowed to update configSource to a new non-nil configSource", nodeName))
+		}
+		if !apiequality.Semantic.DeepEqual(node.Spec.Taints, old.Spec.Taints) {
+			return forbidden(a, fmt.Errorf("node %q is not allowed to modify taints", nodeName))
+		}
+		if labels := forbiddenLabels(modifiedLabels(node.Labels, old.Labels)); len(labels) > 0 {
+			return forbidden(a, fmt.Errorf("is not allowed to modify labels: %s", strings.Join(labels, ", ")))
+		}
+	}
+	return nil
+}
+
+// modifiedLabels returns the keys whose values differ between a and b,
+// including keys only one of them has.
+func modifiedLabels(a, b map[string]string) sets.Set[string] {
+	modified := sets.New[string]()
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			modified.Insert(k)
+		}
+	}
+	for k, v := range b {
+		if w, ok := a[k]; !ok || v != w {
+			modified.Insert(k)
+		}
+	}
+	return modified
+}
+
+// forbiddenLabels returns, sorted, the modified labels a node may not add,
+// remove or change on itself: those in node-restriction.kubernetes.io, and
+// those in the kubernetes.io and k8s.io domains that are not kubelet labels.
+func forbiddenLabels(modified sets.Set[string]) []string {
+	forbidden := sets.New[string]()
+	for label := range modified {
+		namespace := labelNamespace(label)
+		if namespace == corev1.LabelNamespaceNodeRestriction || strings.HasSuffix(namespace, "."+corev1.LabelNamespaceNodeRestriction) {
+			forbidden.Insert(label)
+		}
+		if isKubernetesLabel(label) && !isKubeletLabel(label) {
+			forbidden.Insert(label)
+		}
+	}
+	return sets.List(forbidden)
+}
+
+// isKubernetesLabel tells whether key is in the kubernetes.io or k8s.io
+// domains or a subdomain of them.
+func isKubernetesLabel(key string) bool {
+	namespace := labelNamespace(key)
+	return namespace == "kubernetes.io" || strings.HasSuffix(namespace, ".kubernetes.io") ||
+		namespace == "k8s.io" || strings.HasSuffix(namespace, ".k8s.io")
+}
+
+// kubeletLabels are the labels kubelets may set on their own Node, as
+// k8s.io/kubelet/pkg/apis lists them.
+var kubeletLabels = sets.New(
+	corev1.LabelHostname,
+	corev1.LabelTopologyZone,
+	corev1.LabelTopologyRegion,
+	corev1.LabelFailureDomainBetaZone,
+	corev1.LabelFailureDomainBetaRegion,
+	corev1.LabelInstanceType,
+	corev1.LabelInstanceTypeStable,
+	corev1.LabelOSStable,
+	corev1.LabelArchStable,
+	"beta.kubernetes.io/os",
+	"beta.kubernetes.io/arch",
+)
+
+// kubeletLabelNamespaces are the label domains (with their subdomains)
+// kubelets may set on their own Node.
+var kubeletLabelNamespaces = []string{corev1.LabelNamespaceSuffixKubelet, corev1.LabelNamespaceSuffixNode}
+
+// isKubeletLabel is k8s.io/kubelet's IsKubeletLabel: whether a kubelet may
+// set key on its own Node.
+func isKubeletLabel(key string) bool {
+	if kubeletLabels.Has(key) {
+		return true
+	}
+	namespace := labelNamespace(key)
+	for _, allowed := range kubeletLabelNamespaces {
+		if namespace == allowed || strings.HasSuffix(namespace, "."+allowed) {
+			return true
+		}
+	}
+	return false
+}
+
+// labelNamespace is the prefix of a label key before its slash, or "".
+func labelNamespace(key string) string {
+	if prefix, _, ok := strings.Cut(key, "/"); ok {
+		return prefix
+	}
+	return ""
 }
 
 // forbidden is admission.NewForbidden: a 403 naming the resource and object.

@@ -92,6 +92,82 @@ func TestAuthorizer(t *testing.T) {
 	}
 }
 
+// TestRestrictionOfNodes covers what a node may change on its own Node:
+// not its taints once registered, and no label in the kubernetes.io and
+// k8s.io domains beyond the kubelet's own, nor in node-restriction.kubernetes.io.
+func TestRestrictionOfNodes(t *testing.T) {
+	labelled := func(labels ...string) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{}}}
+		for i := 0; i+1 < len(labels); i += 2 {
+			n.Labels[labels[i]] = labels[i+1]
+		}
+		return n
+	}
+	tainted := func(taints ...corev1.Taint) *corev1.Node {
+		n := labelled()
+		n.Spec.Taints = taints
+		return n
+	}
+	kubelet := labelled("kubernetes.io/hostname", "n1", "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64",
+		"beta.kubernetes.io/os", "linux", "beta.kubernetes.io/arch", "amd64", "node.glassplane.io/runtime", "simulated")
+	noSchedule := corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
+	nodes := corev1.SchemeGroupVersion.WithResource("nodes")
+	create := func(n *corev1.Node) admission.Attributes {
+		return admission.Attributes{Operation: admission.Create, Resource: nodes, Name: "n1", Object: n}
+	}
+	update := func(old, n *corev1.Node) admission.Attributes {
+		return admission.Attributes{Operation: admission.Update, Resource: nodes, Name: "n1", Object: n, OldObject: old}
+	}
+	status := func(old, n *corev1.Node) admission.Attributes {
+		a := update(old, n)
+		a.Subresource = "status"
+		return a
+	}
+	tests := []struct {
+		name    string
+		attrs   admission.Attributes
+		wantErr string
+	}{
+		{"register with the kubelet's labels", create(kubelet), ""},
+		{"register with taints", create(tainted(noSchedule)), ""},
+		{"register with kubelet and node domains", create(labelled("kubelet.kubernetes.io/x", "1", "a.node.kubernetes.io/y", "2", "topology.kubernetes.io/zone", "z")), ""},
+		{"register with a node-restriction label", create(labelled("node-restriction.kubernetes.io/foo", "bar")),
+			`nodes "n1" is forbidden: node "n1" is not allowed to set the following labels: node-restriction.kubernetes.io/foo`},
+		{"register with restricted labels, listed sorted", create(labelled("node-role.kubernetes.io/control-plane", "", "a.node-restriction.kubernetes.io/x", "y", "example.k8s.io/z", "1")),
+			`nodes "n1" is forbidden: node "n1" is not allowed to set the following labels: a.node-restriction.kubernetes.io/x, example.k8s.io/z, node-role.kubernetes.io/control-plane`},
+		{"status update leaving all as it was", status(kubelet, kubelet), ""},
+		{"add a label of its own domain", update(labelled(), labelled("example.com/foo", "bar")), ""},
+		{"add a kubelet label", update(labelled(), labelled("kubernetes.io/hostname", "n1")), ""},
+		{"add a node-restriction label", update(labelled(), labelled("node-restriction.kubernetes.io/foo", "bar")),
+			`nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/foo`},
+		{"add the control-plane role", update(labelled(), labelled("node-role.kubernetes.io/control-plane", "")),
+			`nodes "n1" is forbidden: is not allowed to modify labels: node-role.kubernetes.io/control-plane`},
+		{"remove a restricted label an admin set", update(labelled("node-role.kubernetes.io/worker", ""), labelled()),
+			`nodes "n1" is forbidden: is not allowed to modify labels: node-role.kubernetes.io/worker`},
+		{"keep a restricted label an admin set", update(labelled("node-role.kubernetes.io/worker", ""), labelled("node-role.kubernetes.io/worker", "", "example.com/a", "b")), ""},
+		{"change a restricted label through status", status(labelled("k8s.io/x", "1"), labelled("k8s.io/x", "2")),
+			`nodes "n1" is forbidden: is not allowed to modify labels: k8s.io/x`},
+		{"add a taint", update(tainted(), tainted(noSchedule)), `nodes "n1" is forbidden: node "n1" is not allowed to modify taints`},
+		{"remove a taint", update(tainted(noSchedule), tainted()), `nodes "n1" is forbidden: node "n1" is not allowed to modify taints`},
+		{"keep its taints", update(tainted(noSchedule), tainted(noSchedule)), ""},
+		{"update without the old node", admission.Attributes{Operation: admission.Update, Resource: nodes, Name: "n1", Object: labelled()},
+			`nodes "n1" is forbidden: unexpected type *v1.Node`},
+		{"delete itself", admission.Attributes{Operation: admission.Delete, Resource: nodes, Name: "n1", OldObject: kubelet}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.attrs.UserName, tc.attrs.UserGroups = "system:node:n1", []string{GroupNodes}
+			err := NewRestriction().Validate(context.Background(), &tc.attrs)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (!apierrors.IsForbidden(err) || err.Error() != tc.wantErr):
+				t.Fatalf("err = %v, want %s", err, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestRestriction(t *testing.T) {
 	bound := func(node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: map[string]string{"a": "b"}}, Spec: corev1.PodSpec{NodeName: node}}
@@ -118,7 +194,7 @@ func TestRestriction(t *testing.T) {
 			`pods "p" is forbidden: unexpected operation "UPDATE", node "n1" can only create and delete mirror pods`},
 		{"create a pod", admission.Attributes{Operation: admission.Create, Resource: pods, Name: "p", Object: bound("n1")},
 			`pods "p" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`},
-		{"own node", admission.Attributes{Operation: admission.Update, Resource: nodes, Name: "n1", Object: &corev1.Node{}}, ""},
+		{"own node", admission.Attributes{Operation: admission.Update, Resource: nodes, Name: "n1", Object: &corev1.Node{}, OldObject: &corev1.Node{}}, ""},
 		{"another node", admission.Attributes{Operation: admission.Update, Resource: nodes, Subresource: "status", Name: "n2", Object: &corev1.Node{}},
 			`nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"`},
 		{"own lease", admission.Attributes{Operation: admission.Create, Resource: leases, Namespace: "kube-node-lease", Name: "n1"}, ""},
