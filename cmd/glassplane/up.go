@@ -46,6 +46,7 @@ type upOptions struct {
 	etcdListen          string
 	etcdPeerListen      string
 	etcdEndpoints       []string
+	etcdTLS             etcd.ClientTLS
 	containerdAddress   string
 	nodeRuntime         string
 	simulatedNodes      int
@@ -85,9 +86,12 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.apiListen, "api-listen", "127.0.0.1:6443", "host:port of the Kubernetes API (HTTPS)")
 	f.StringVar(&o.webListen, "web-listen", "127.0.0.1:8080", "host:port of the dashboard (HTTP); empty disables it")
 	f.StringVar(&o.webLoginToken, "web-login-token", "", "token the dashboard asks for at login; required (and generated into <data-dir>/dashboard-token when empty) unless --web-listen is loopback")
-	f.StringVar(&o.etcdListen, "etcd-listen", "127.0.0.1:2379", "client URL of the embedded etcd")
+	f.StringVar(&o.etcdListen, "etcd-listen", "127.0.0.1:2379", "client URL of the embedded etcd (https only; clients need a certificate of <data-dir>/pki/etcd/ca.crt, as <data-dir>/etcdctl.env names)")
 	f.StringVar(&o.etcdPeerListen, "etcd-peer-listen", "", "peer URL of the embedded etcd (default: the client port + 1)")
 	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", nil, "use this external etcd cluster instead of the embedded one")
+	f.StringVar(&o.etcdTLS.CAFile, "etcd-cafile", "", "CA file verifying the external etcd cluster's serving certificates (with --etcd-endpoints)")
+	f.StringVar(&o.etcdTLS.CertFile, "etcd-certfile", "", "client certificate shown to the external etcd cluster (with --etcd-endpoints)")
+	f.StringVar(&o.etcdTLS.KeyFile, "etcd-keyfile", "", "key of --etcd-certfile")
 	f.StringVar(&o.containerdAddress, "containerd-address", "", "use this containerd socket instead of a managed containerd")
 	f.StringVar(&o.nodeRuntime, "node-runtime", "auto", "the local node: auto (containerd where it can run, else simulated), containerd, simulated or none")
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
@@ -133,13 +137,15 @@ func runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 
-	// 2. etcd.
+	// 2. etcd: the embedded member serves TLS only, to clients with a
+	// certificate of its own CA (<data-dir>/pki/etcd), and writes etcdctl.env.
 	etcdSrv, err := etcd.Start(ctx, etcd.Config{
-		DataDir:   dataDir,
-		ClientURL: o.etcdListen,
-		PeerURL:   o.etcdPeerListen,
-		Endpoints: o.etcdEndpoints,
-		Logger:    log,
+		DataDir:     dataDir,
+		ClientURL:   o.etcdListen,
+		PeerURL:     o.etcdPeerListen,
+		Endpoints:   o.etcdEndpoints,
+		ExternalTLS: o.etcdTLS,
+		Logger:      log,
 	})
 	if err != nil {
 		return err

@@ -2,16 +2,20 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -20,8 +24,9 @@ import (
 
 const (
 	// DefaultClientURL is where the embedded member serves clients, so that
-	// `etcdctl get /registry/pods/default/mypod` works as in the study notes.
-	DefaultClientURL = "http://127.0.0.1:2379"
+	// `etcdctl get /registry/pods/default/mypod` works as in the study notes
+	// once etcdctl.env is sourced.
+	DefaultClientURL = "https://127.0.0.1:2379"
 	// DefaultStartTimeout bounds how long the embedded member may take to
 	// become ready.
 	DefaultStartTimeout = 60 * time.Second
@@ -34,14 +39,20 @@ type Config struct {
 	// DataDir holds the embedded member's data (`<DataDir>/member`).
 	DataDir string
 	// ClientURL is the embedded member's client URL; empty means DefaultClientURL.
-	// A bare host:port is accepted and means http://host:port.
+	// A bare host:port is accepted and means https://host:port; the member
+	// serves only HTTPS and asks every client for a certificate of its CA.
 	ClientURL string
-	// PeerURL is the embedded member's peer URL; empty means a loopback port
-	// one above the client port.
+	// PeerURL is the embedded member's peer URL (HTTPS as well); empty means
+	// the client host, one port above the client port.
 	PeerURL string
 	// Endpoints, when set, names an external etcd cluster and no member is
 	// embedded.
 	Endpoints []string
+	// ExternalTLS, for Endpoints, is the CA that verifies the cluster and the
+	// client certificate shown to it (kube-apiserver's --etcd-cafile,
+	// --etcd-certfile and --etcd-keyfile); all empty means the system's roots
+	// for https endpoints and no client certificate.
+	ExternalTLS ClientTLS
 	// Logger receives start-up and shutdown messages.
 	Logger *slog.Logger
 }
@@ -50,8 +61,12 @@ type Config struct {
 type Server struct {
 	client   *clientv3.Client
 	embedded *embed.Etcd
-	// Endpoints the client talks to.
+	// Endpoints the client talks to; for the embedded member, where
+	// etcdctl reaches it.
 	Endpoints []string
+	// AdminTLS is the embedded member's CA and the admin's client
+	// certificate, or Config.ExternalTLS.
+	AdminTLS ClientTLS
 
 	closeOnce sync.Once
 }
@@ -64,12 +79,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log = slog.Default()
 	}
 	if len(cfg.Endpoints) > 0 {
-		cli, err := dial(ctx, cfg.Endpoints)
-		if err != nil {
-			return nil, err
-		}
-		log.Info("using external etcd", "endpoints", strings.Join(cfg.Endpoints, ","))
-		return &Server{client: cli, Endpoints: cfg.Endpoints}, nil
+		return startExternal(ctx, cfg, log)
+	}
+	if cfg.ExternalTLS != (ClientTLS{}) {
+		return nil, errors.New("a CA, certificate or key for etcd needs external etcd endpoints")
 	}
 
 	clientURL, err := parseURL(cfg.ClientURL, DefaultClientURL)
@@ -80,9 +93,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, u := range []*url.URL{clientURL, peerURL} {
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("the embedded etcd serves only https, not %q: its clients need a certificate of its CA", u.String())
+		}
+	}
 	dir := filepath.Join(cfg.DataDir, "etcd")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create etcd data dir %q: %w", dir, err)
+	}
+	certs, err := loadOrCreateMemberTLS(cfg.DataDir, certHosts(clientURL.Hostname(), peerURL.Hostname()))
+	if err != nil {
+		return nil, err
 	}
 	ec := embed.NewConfig()
 	ec.Name = "glassplane"
@@ -92,6 +114,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ec.ListenPeerUrls = []url.URL{*peerURL}
 	ec.AdvertisePeerUrls = []url.URL{*peerURL}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.ClientTLSInfo = transport.TLSInfo{
+		CertFile: certs.serverCert, KeyFile: certs.serverKey,
+		TrustedCAFile: certs.admin.CAFile, ClientCertAuth: true,
+	}
+	ec.PeerTLSInfo = transport.TLSInfo{
+		CertFile: certs.peerCert, KeyFile: certs.peerKey,
+		TrustedCAFile: certs.admin.CAFile, ClientCertAuth: true,
+	}
+	// No HTTP/JSON gateway, and no CORS: etcd reads an empty list as "allow
+	// every origin", so the list holds one that no browser sends.
+	ec.EnableGRPCGateway = false
+	ec.CORS = map[string]struct{}{noCORSOrigin: {}}
 	ec.LogLevel = "error"
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	ec.QuotaBackendBytes = 8 << 30
@@ -112,13 +146,65 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	endpoints := []string{clientURL.String()}
+	endpoints := []string{dialURL(clientURL)}
+	envFile := filepath.Join(cfg.DataDir, EtcdctlEnvFile)
+	if err := writeEtcdctlEnv(envFile, endpoints, certs.admin); err != nil {
+		e.Close()
+		return nil, err
+	}
 	// The control plane talks to its own member through direct calls, not
 	// gRPC over loopback: no sockets, no TLS, no second protobuf round.
-	// Tools such as etcdctl still reach the member on its client URL.
+	// Tools such as etcdctl reach the member on its client URL with the
+	// admin's certificate that envFile names.
 	cli := v3client.New(e.Server)
-	log.Info("embedded etcd ready", "client-url", clientURL.String())
-	return &Server{client: cli, embedded: e, Endpoints: endpoints}, nil
+	log.Info("embedded etcd ready", "client-url", clientURL.String(), "etcdctl-env", envFile)
+	return &Server{client: cli, embedded: e, Endpoints: endpoints, AdminTLS: certs.admin}, nil
+}
+
+// noCORSOrigin is the only origin the embedded member allows cross-origin
+// requests from; it is no origin a browser sends.
+const noCORSOrigin = "glassplane-allows-no-cross-origin-requests"
+
+// startExternal dials the external cluster of cfg.Endpoints and writes an
+// etcdctl.env for it when cfg.DataDir is set.
+func startExternal(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	t := cfg.ExternalTLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, errors.New("an etcd client certificate and its key go together")
+	}
+	var tlsConfig *tls.Config
+	if t != (ClientTLS{}) {
+		info := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile}
+		c, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("failed to load the TLS files for etcd %q: %w", strings.Join(cfg.Endpoints, ","), err)
+		}
+		tlsConfig = c
+	} else if strings.HasPrefix(cfg.Endpoints[0], "https://") {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	cli, err := dial(ctx, cfg.Endpoints, tlsConfig)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DataDir != "" {
+		if err := writeEtcdctlEnv(filepath.Join(cfg.DataDir, EtcdctlEnvFile), cfg.Endpoints, t); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
+	log.Info("using external etcd", "endpoints", strings.Join(cfg.Endpoints, ","))
+	return &Server{client: cli, Endpoints: cfg.Endpoints, AdminTLS: t}, nil
+}
+
+// dialURL is u with an unspecified host (0.0.0.0, ::) replaced by loopback,
+// for clients on this machine.
+func dialURL(u *url.URL) string {
+	d := *u
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		d.Host = net.JoinHostPort("127.0.0.1", u.Port())
+	}
+	return d.String()
 }
 
 // Client returns the client to this etcd.
@@ -140,9 +226,10 @@ func (s *Server) Close() error {
 	return err
 }
 
-func dial(ctx context.Context, endpoints []string) (*clientv3.Client, error) {
+func dial(ctx context.Context, endpoints []string, tlsConfig *tls.Config) (*clientv3.Client, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
+		TLS:         tlsConfig,
 		DialTimeout: DefaultDialTimeout,
 		Logger:      zap.NewNop(),
 		Context:     ctx,
@@ -164,7 +251,7 @@ func parseURL(raw, def string) (*url.URL, error) {
 		raw = def
 	}
 	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
+		raw = "https://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -188,5 +275,5 @@ func defaultPeerURL(raw string, client *url.URL) (*url.URL, error) {
 	if _, err := fmt.Sscanf(client.Port(), "%d", &port); err != nil {
 		return nil, fmt.Errorf("failed to parse etcd client port %q: %w", client.Port(), err)
 	}
-	return &url.URL{Scheme: "http", Host: fmt.Sprintf("%s:%d", client.Hostname(), port+1)}, nil
+	return &url.URL{Scheme: "https", Host: net.JoinHostPort(client.Hostname(), strconv.Itoa(port+1))}, nil
 }

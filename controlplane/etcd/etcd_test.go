@@ -26,8 +26,8 @@ func TestStartOnATakenPort(t *testing.T) {
 	peer.Close()
 	srv, err := etcd.Start(context.Background(), etcd.Config{
 		DataDir:   t.TempDir(),
-		ClientURL: "http://" + l.Addr().String(),
-		PeerURL:   "http://" + peerAddr,
+		ClientURL: "https://" + l.Addr().String(),
+		PeerURL:   "https://" + peerAddr,
 	})
 	if err == nil {
 		srv.Close()

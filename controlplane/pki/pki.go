@@ -40,7 +40,14 @@ type CA struct {
 
 // LoadOrCreateCA reads <dir>/pki/ca.crt and ca.key, creating them when absent.
 func LoadOrCreateCA(dir string) (*CA, error) {
-	pkiDir := filepath.Join(dir, "pki")
+	return LoadOrCreateCAIn(filepath.Join(dir, "pki"), "glassplane-ca")
+}
+
+// LoadOrCreateCAIn reads <pkiDir>/ca.crt and ca.key, creating a CA named
+// commonName there when they are absent. A second CA this way (etcd's, in
+// <data-dir>/pki/etcd, as kubeadm keeps one) trusts none of the certificates
+// the first one issued.
+func LoadOrCreateCAIn(pkiDir, commonName string) (*CA, error) {
 	certPath, keyPath := filepath.Join(pkiDir, "ca.crt"), filepath.Join(pkiDir, "ca.key")
 	certPEM, cerr := os.ReadFile(certPath)
 	keyPEM, kerr := os.ReadFile(keyPath)
@@ -60,7 +67,7 @@ func LoadOrCreateCA(dir string) (*CA, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "glassplane-ca"},
+		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(CAValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
@@ -129,7 +136,7 @@ func (ca *CA) Serving(hosts ...string) (tls.Certificate, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	certPEM, keyPEM, err := ca.issue(tmpl)
+	certPEM, keyPEM, err := ca.Issue(tmpl)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -146,10 +153,12 @@ func (ca *CA) Client(user string, groups ...string) (certPEM, keyPEM []byte, err
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	return ca.issue(tmpl)
+	return ca.Issue(tmpl)
 }
 
-func (ca *CA) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
+// Issue signs tmpl with a fresh P-256 key, setting its serial number and a
+// validity of CertValidity, and returns the certificate and key as PEM.
+func (ca *CA) Issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to generate key: %w", err)

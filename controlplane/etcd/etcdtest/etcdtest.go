@@ -41,7 +41,7 @@ func StartOnFreePorts(ctx context.Context, cfg etcd.Config) (*etcd.Server, error
 		if err != nil {
 			return nil, err
 		}
-		cfg.ClientURL, cfg.PeerURL = "http://"+client, "http://"+peer
+		cfg.ClientURL, cfg.PeerURL = "https://"+client, "https://"+peer
 		cfg.DataDir = filepath.Join(base, "etcd-"+strconv.Itoa(attempt))
 		srv, err := etcd.Start(ctx, cfg)
 		if err == nil || attempt == 5 || !errors.Is(err, syscall.EADDRINUSE) {
