@@ -23,8 +23,10 @@ const resyncDelay = time.Second
 // ends, as kube-apiserver's informers do: the RBAC cache (requests wait for
 // its first full list before they are authorized), the lookup caches
 // admission reads namespaces, ServiceAccounts and PriorityClasses from, and
-// the Node authorizer's graph of pods.
+// the Node authorizer's graph of pods. When ctx ends, /readyz fails its
+// shutdown check. Run is called once.
 func (s *Server) Run(ctx context.Context) error {
+	context.AfterFunc(ctx, func() { close(s.shuttingDown) })
 	var wg sync.WaitGroup
 	if s.rbacCache != nil {
 		kinds := []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}

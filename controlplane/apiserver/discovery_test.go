@@ -138,6 +138,30 @@ func TestAuthentication(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("readyz: %v %v", resp, err)
 	}
+	for path, want := range map[string]string{
+		"/readyz?verbose": "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]poststarthook/bootstrap-controller ok\n" +
+			"[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n[+]shutdown ok\nreadyz check passed\n",
+		"/livez?verbose": "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]poststarthook/bootstrap-controller ok\n" +
+			"[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\nlivez check passed\n",
+		"/healthz/etcd":          "ok",
+		"/readyz/etcd-readiness": "ok",
+		"/livez?exclude=etcd":    "ok",
+		"/healthz/poststarthook/scheduling/bootstrap-system-priority-classes": "ok",
+	} {
+		resp, err := anon.Get(shared.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			t.Errorf("%s: %s %q, want %q", path, resp.Status, body, want)
+		}
+	}
+	resp, err = anon.Get(shared.url + "/readyz/no-such-check")
+	if err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown check: %v %v", resp, err)
+	}
 }
 
 func TestAuditEventsRecordThePipeline(t *testing.T) {

@@ -32,4 +32,10 @@
 // the object they reach, with jsonpatch.MergePatch's results. The OpenAPI
 // documents are built on their first request, and Config.Profiling serves
 // Go's profiles on /debug/pprof/.
+//
+// /healthz, /livez and /readyz run kube-apiserver's checks (ping, log, etcd
+// as a linearizable read bounded at two seconds and rate limited, the
+// poststarthooks of Bootstrap, and on /readyz etcd-readiness, informer-sync
+// and shutdown) with its ?verbose and ?exclude and one check by name at
+// /<endpoint>/<check>; anyone may ask, as system:public-info-viewer allows.
 package apiserver

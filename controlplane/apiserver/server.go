@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,6 +116,14 @@ type Server struct {
 	byPath map[schema.GroupVersionResource]*resource
 	// groups lists the served group versions in discovery order.
 	groups []schema.GroupVersion
+	// hooks are Bootstrap's steps, checked by /healthz, /livez and /readyz.
+	hooks []*postStartHook
+	// hookNamespaces, hookPriorityClasses and hookRBAC are the hooks
+	// (hookRBAC nil without RBAC).
+	hookNamespaces, hookPriorityClasses, hookRBAC *postStartHook
+	// shuttingDown is closed when Run's context ends; /readyz then fails.
+	shuttingDown chan struct{}
+	health       healthEndpoints
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -164,6 +171,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.openapi = &lazyOpenAPI{resources: described}
 	s.lookups = s.newLookupCaches()
+	s.hookNamespaces = newPostStartHook("bootstrap-controller")
+	s.hookPriorityClasses = newPostStartHook("scheduling/bootstrap-system-priority-classes")
+	s.hooks = []*postStartHook{s.hookNamespaces, s.hookPriorityClasses}
+	if cfg.RBAC {
+		s.hookRBAC = newPostStartHook("rbac/bootstrap-roles")
+		s.hooks = append(s.hooks, s.hookRBAC)
+	}
+	s.shuttingDown = make(chan struct{})
+	s.health = s.newHealthEndpoints()
 	s.podsRes = s.byPath[corev1.SchemeGroupVersion.WithResource("pods")]
 	s.store.SetIndexer(storage.Prefix(s.podsRes.StorageResource, ""), podNodeName(s.podsRes))
 	return s, nil
@@ -217,8 +233,9 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // Bootstrap creates the namespaces every cluster has (default, kube-system,
-// kube-public, kube-node-lease) when they are missing and, with RBAC, the
-// bootstrap cluster roles and bindings.
+// kube-public, kube-node-lease), the system priority classes and the
+// classroom tempo when they are missing and, with RBAC, the bootstrap
+// cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -243,11 +260,16 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			s.log.Info("created namespace", "namespace", name)
 		}
 	}
+	s.hookNamespaces.finish()
 	if err := s.bootstrapPriorityClasses(ctx); err != nil {
 		return err
 	}
+	s.hookPriorityClasses.finish()
 	if s.cfg.RBAC {
-		return s.bootstrapRBAC(ctx)
+		if err := s.bootstrapRBAC(ctx); err != nil {
+			return err
+		}
+		s.hookRBAC.finish()
 	}
 	return nil
 }
@@ -261,17 +283,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (system:public-info-viewer); credentials that fail
 		// authentication are refused all the same, as there.
 		if _, err := s.authn.Authenticate(r); err != nil && !errors.Is(err, auth.ErrNoIdentity) {
-			st := toStatus(apierrors.NewUnauthorized("Unauthorized"))
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(int(st.Code))
-			_ = json.NewEncoder(w).Encode(st)
+			writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
 			return
 		}
-		if first == "readyz" {
-			s.serveReadyz(w)
-			return
-		}
-		writeText(w, http.StatusOK, "ok")
+		s.serveHealth(w, r, first)
 		return
 	}
 	req := s.newRequest(w, r)
@@ -287,15 +302,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	req.serve()
-}
-
-func (s *Server) serveReadyz(w http.ResponseWriter) {
-	select {
-	case <-s.store.Ready():
-		writeText(w, http.StatusOK, "ok")
-	default:
-		writeText(w, http.StatusInternalServerError, "[-]etcd not ready\nreadyz check failed")
-	}
 }
 
 func writeText(w http.ResponseWriter, code int, text string) {
