@@ -11,6 +11,7 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/components"
@@ -142,8 +143,14 @@ const maxValueLen = 120
 
 // addedFields lists what the API server put into the object that the
 // submitted document did not have (defaults, admission's changes, the
-// server-set metadata), or set to another value; managedFields is left out.
+// server-set metadata), or set to another value; managedFields is left out,
+// and a Secret's values are masked.
 func addedFields(submitted, stored map[string]any) []components.FieldChange {
+	if stored["kind"] == "Secret" {
+		submitted, stored = runtime.DeepCopyJSON(submitted), runtime.DeepCopyJSON(stored)
+		maskSecretObject(submitted)
+		maskSecretObject(stored)
+	}
 	var out []components.FieldChange
 	diffValue("", submitted, stored, &out)
 	slices.SortStableFunc(out, func(a, b components.FieldChange) int { return strings.Compare(a.Path, b.Path) })

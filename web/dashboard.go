@@ -52,6 +52,8 @@ type Dashboard struct {
 	applier  *applier
 	sessions *sessions
 	demoRuns demoRuns
+	// access decides what logged-in users may read.
+	access *access
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -73,7 +75,13 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
 	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
+	d.access = newAccess(noAPIReviewer{})
 	if cfg.RESTConfig != nil {
+		r, err := newSARReviewer(cfg.RESTConfig)
+		if err != nil {
+			return nil, err
+		}
+		d.access = newAccess(r)
 		a, err := newAPIApplier(cfg.RESTConfig)
 		if err != nil {
 			return nil, err

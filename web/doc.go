@@ -13,7 +13,17 @@
 // cluster state only through the object store (storage.Store: List, Get,
 // Watch, Newest for the overview's recent Events, and its etcd client for
 // reads at past revisions) and the audit
-// ring, as any watcher of the API does, and it writes only through the real
+// ring, as any watcher of the API does; what it shows a logged-in user is
+// filtered by what RBAC allows that user, asked by SubjectAccessReview and
+// kept for a few seconds (access.go): an object page needs get on the
+// object, lists and the websocket's watch and event messages list on their
+// resource in their namespace, the etcd explorer and etcd messages get on
+// etcdkeys.glassplane.io (cluster-scoped; system:masters has it), and
+// other users' requests list on events.audit.k8s.io (cluster-scoped),
+// everyone seeing their own. The dashboard's own identity (no user logged
+// in with an API token) reads everything. A Secret's values are masked
+// wherever they would show, kubectl's last-applied-configuration included.
+// It writes only through the real
 // API server as a client (apply, an object page's Delete, tempo, demos), so
 // every change it makes is authenticated, authorized, admitted and audited
 // like kubectl's.

@@ -16,9 +16,15 @@ import (
 // namespace, and with ?key= that key's value and its history through etcd's
 // revisions. ?at=<revision> shows the cluster as it was at that revision (as
 // long as etcd keeps it); ?rev= picks the key's value at a revision and
-// ?from=&to= the two revisions to diff.
+// ?from=&to= the two revisions to diff. Raw etcd bypasses every object's
+// RBAC, so a logged-in user needs get on etcdkeys.glassplane.io.
 func (d *Dashboard) etcd(c *echo.Context) error {
 	ctx := c.Request().Context()
+	if reader := d.readerOf(c.Request()); !reader.mayReadEtcd(ctx) {
+		return d.forbidden(c, forbiddenMessage(reader.user(), "get", EtcdGroup, EtcdResource, "", ""),
+			"The etcd explorer shows raw keys and values, whatever RBAC allows for the objects in them, so it is only for users "+
+				"allowed get on etcdkeys."+EtcdGroup+" (cluster-scoped), as system:masters is.")
+	}
 	seq := d.auditSeq()
 	var params [4]int64
 	for i, name := range []string{"at", "rev", "from", "to"} {

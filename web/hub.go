@@ -21,9 +21,18 @@ const (
 	rewatchDelay = time.Second
 )
 
+// outgoing is one encoded message for a page, with who may read it.
+type outgoing struct {
+	b     []byte
+	scope *readScope
+}
+
 // client is one connected page.
 type client struct {
-	send chan []byte
+	send chan outgoing
+	// viewer is the user the page was opened by, bound at join; nil (the
+	// dashboard's own identity) reads every message and filters nothing.
+	viewer *userAccess
 	// dropped is closed when the hub removes the client for falling behind.
 	dropped chan struct{}
 	// types are the message types the page asked for; nil is every type.
@@ -47,6 +56,11 @@ func (c *client) forClient(m Message) Message {
 		m.Object = nil
 	}
 	return m
+}
+
+// mayRead reports whether the page's user may read a message of scope s.
+func (c *client) mayRead(ctx context.Context, s *readScope) bool {
+	return c.viewer == nil || c.viewer.mayRead(ctx, s)
 }
 
 // wants reports whether the page asked for messages of type typ.
@@ -187,10 +201,12 @@ func (h *hub) broadcast(m Message) {
 
 // sendLocked queues m for every client that asked for its type, dropping
 // those whose queue is full; m is encoded at most twice for all of them
-// (with its object, and without for pages that do not want it). h.mu must
-// be held.
+// (with its object, and without for pages that do not want it). Its read
+// scope goes along, for the pages of logged-in users to filter by (see
+// streamFrames). h.mu must be held.
 func (h *hub) sendLocked(m Message) {
 	var full, lean []byte
+	var scope *readScope
 	for c := range h.clients {
 		if !c.wants(m.Type) {
 			continue
@@ -212,8 +228,11 @@ func (h *hub) sendLocked(m Message) {
 				lean = b
 			}
 		}
+		if c.viewer != nil && scope == nil {
+			scope = new(m.scope)
+		}
 		select {
-		case c.send <- b:
+		case c.send <- outgoing{b: b, scope: scope}:
 		default:
 			h.log.Debug("dropping a slow dashboard client")
 			h.dropLocked(c)
@@ -235,10 +254,11 @@ func (h *hub) wantedLocked(types ...string) bool {
 }
 
 // join adds a client that gets the messages of the given types, with the
-// objects of the given kinds (nil: all), and returns the revision and audit
-// sequence its live messages start after.
-func (h *hub) join(types, objects map[string]bool) (c *client, rev, seq int64) {
-	c = &client{send: make(chan []byte, clientBuffer), dropped: make(chan struct{}), types: types, objects: objects}
+// objects of the given kinds (nil: all), that viewer may read (nil: all),
+// and returns the revision and audit sequence its live messages start
+// after.
+func (h *hub) join(types, objects map[string]bool, viewer *userAccess) (c *client, rev, seq int64) {
+	c = &client{send: make(chan outgoing, clientBuffer), dropped: make(chan struct{}), types: types, objects: objects, viewer: viewer}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.clients[c] = struct{}{}

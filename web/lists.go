@@ -19,9 +19,11 @@ import (
 const eventsLength = 300
 
 // events serves /events: core Events, newest first, filtered by type,
-// reason, kind, namespace and free text.
+// reason, kind, namespace and free text; a logged-in user sees those of
+// the namespaces they may list Events in.
 func (d *Dashboard) events(c *echo.Context) error {
 	ctx := c.Request().Context()
+	reader := d.readerOf(c.Request())
 	seq := d.auditSeq()
 	f := components.EventFilter{
 		Type: c.QueryParam("type"), Reason: c.QueryParam("reason"), Kind: c.QueryParam("kind"),
@@ -37,7 +39,7 @@ func (d *Dashboard) events(c *echo.Context) error {
 		row components.EventRow
 	}
 	var entries []entry
-	for _, kv := range list.Items {
+	for _, kv := range listable(ctx, reader, "", "events", list.Items) {
 		var e corev1.Event
 		if err := json.Unmarshal(kv.Value, &e); err != nil {
 			continue
@@ -80,9 +82,11 @@ func eventMatches(f components.EventFilter, r components.EventRow) bool {
 }
 
 // nodes serves /nodes: every node with its readiness, capacity, taints and
-// pod count, filtered by readiness and by name or label.
+// pod count, filtered by readiness and by name or label. A logged-in user
+// needs list on nodes, and the counts are of the pods they may list.
 func (d *Dashboard) nodes(c *echo.Context) error {
 	ctx := c.Request().Context()
+	reader := d.readerOf(c.Request())
 	seq := d.auditSeq()
 	f := components.NodeFilter{Ready: c.QueryParam("ready"), Text: c.QueryParam("q")}
 	nodes, err := d.cfg.Store.List(ctx, storage.Prefix("minions", ""), storage.ListOptions{})
@@ -94,14 +98,14 @@ func (d *Dashboard) nodes(c *echo.Context) error {
 		return fmt.Errorf("failed to list pods: %w", err)
 	}
 	count := map[string]int{}
-	for _, kv := range pods.Items {
+	for _, kv := range listable(ctx, reader, "", "pods", pods.Items) {
 		var p corev1.Pod
 		if json.Unmarshal(kv.Value, &p) == nil && p.Spec.NodeName != "" {
 			count[p.Spec.NodeName]++
 		}
 	}
 	vm := components.Nodes{Filter: f}
-	for _, kv := range nodes.Items {
+	for _, kv := range listable(ctx, reader, "", "nodes", nodes.Items) {
 		var n corev1.Node
 		if err := json.Unmarshal(kv.Value, &n); err != nil {
 			continue

@@ -206,7 +206,7 @@ func TestHeaderNamesTheViewerAndLogsOut(t *testing.T) {
 		}
 		u, _ := url.Parse(srv.URL)
 		jar.SetCookies(u, []*http.Cookie{{Name: sessionCookie, Value: key, Path: "/"}})
-		_, body := page(t, "/etcd")
+		_, body := page(t, "/requests")
 		m := viewerRE.FindStringSubmatch(body)
 		if m == nil || m[2] != "alice" || m[1] != "acting as alice\ngroups: teachers, system:authenticated" {
 			t.Fatalf("viewer = %q", m)
@@ -222,13 +222,13 @@ func TestHeaderNamesTheViewerAndLogsOut(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("POST /logout with a forged token = %d", resp.StatusCode)
 		}
-		if code, _ := page(t, "/etcd"); code != http.StatusOK {
-			t.Errorf("still logged in? GET /etcd = %d", code)
+		if code, _ := page(t, "/requests"); code != http.StatusOK {
+			t.Errorf("still logged in? GET /requests = %d", code)
 		}
 	})
 
 	t.Run("logout clears the login", func(t *testing.T) {
-		_, body := page(t, "/etcd")
+		_, body := page(t, "/requests")
 		m := csrfRE.FindStringSubmatch(body)
 		if m == nil {
 			t.Fatal("no logout form")

@@ -86,6 +86,9 @@ type Message struct {
 	Reason string `json:"reason,omitempty"`
 	// Request details an audit message's pipeline.
 	Request *RequestInfo `json:"request,omitempty"`
+
+	// scope is who may read the message; it is not sent.
+	scope readScope
 }
 
 // StageState is one pipeline stage of a request on the wire.
@@ -120,6 +123,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 	msgs := []Message{{
 		Type: MessageEtcd, EventType: string(ev.Type), Key: ev.Key, Revision: ev.Revision,
 		ResourceVersion: strconv.FormatInt(ev.Revision, 10), Created: ev.Created, Timestamp: ts,
+		scope: readScope{kind: scopeEtcd},
 	}}
 	ref, ok := parseKey(ev.Key)
 	if !ok {
@@ -162,6 +166,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 		Resource: resource, Namespace: ref.Namespace, Name: ref.Name,
 		Href:      objectHref(resource, ref.Namespace, ref.Name),
 		Component: lastManager(meta.ManagedFields), Timestamp: ts,
+		scope: readScope{kind: scopeObject, group: groupOf(sum.APIVersion), resource: resource, namespace: ref.Namespace},
 	}
 	if valid {
 		w.Object = json.RawMessage(ev.Value)
@@ -257,6 +262,7 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 		Namespace: io.Namespace, Name: io.Name,
 		Component: eventComponent(e), Timestamp: timestamp(eventTime(e)),
 		Action: e.Reason, Message: e.Message,
+		scope: readScope{kind: scopeObject, resource: "events", namespace: e.Namespace},
 	}
 	if resource != "" {
 		m.Href = objectHref(resource, io.Namespace, io.Name)
@@ -276,6 +282,7 @@ func auditRecordMessage(rec audit.Record) Message {
 		Stages:  stagesJSON(stagesOf(ev.Annotations)),
 		Key:     ev.Annotations[audit.AnnotationEtcdKey],
 		Request: requestInfo(ev),
+		scope:   readScope{kind: scopeAudit, user: ev.User.Username},
 	}
 	if ev.ObjectRef != nil {
 		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +21,12 @@ import (
 
 // object serves /objects/<resource>/[<namespace>/]<name>: the stored object
 // and its timeline. With ?format=json or ?format=yaml it answers the stored
-// object alone (secrets masked).
+// object alone (secrets masked). A logged-in user needs get on the object's
+// resource in its namespace, and sees only the Events, requests, owners and
+// dependents they may read.
 func (d *Dashboard) object(c *echo.Context) error {
 	ctx := c.Request().Context()
+	reader := d.readerOf(c.Request())
 	resource, namespace, name := c.Param("resource"), c.Param("namespace"), c.Param("name")
 	key := storage.Key(storageResource(resource), namespace, name)
 
@@ -37,6 +41,13 @@ func (d *Dashboard) object(c *echo.Context) error {
 	kv, err := d.cfg.Store.Get(ctx, key)
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("failed to read %q: %w", key, err)
+	}
+	if reader != nil {
+		group := d.resourceGroup(resource, kv)
+		if !reader.allowed(ctx, "get", group, resource, namespace) {
+			return d.forbidden(c, forbiddenMessage(reader.user(), "get", group, resource, namespace, name), "")
+		}
+		events.Items = listable(ctx, reader, "", "events", events.Items)
 	}
 
 	switch format := c.QueryParam("format"); format {
@@ -78,6 +89,9 @@ func (d *Dashboard) object(c *echo.Context) error {
 		}
 		for _, or := range head.Metadata.OwnerReferences {
 			res := resourceOfKind(or.Kind)
+			if !reader.allowed(ctx, "get", groupOf(or.APIVersion), res, namespace) {
+				continue
+			}
 			vm.Owners = append(vm.Owners, components.ObjectLink{
 				Kind: or.Kind, Name: or.Name, Href: objectHref(res, namespace, or.Name),
 				Controller: or.Controller != nil && *or.Controller,
@@ -93,16 +107,20 @@ func (d *Dashboard) object(c *echo.Context) error {
 	}
 	// The Events are decoded once for the object and all its dependents.
 	about := newEventIndex(events.Items, recordedTimes(d.cfg.Audit))
-	vm.Timeline = d.timeline(vm, about)
+	vm.Timeline = d.timeline(ctx, reader, vm, about)
 	if vm.UID != "" {
 		graph, err := d.ownerGraph(ctx, namespace)
 		if err != nil {
 			return err
 		}
-		for _, dep := range descendants(graph, vm.UID) {
+		for _, o := range descendants(graph, vm.UID) {
+			dep := o.ref
+			if !reader.allowed(ctx, "get", o.group, dep.Resource, dep.Namespace) {
+				continue
+			}
 			vm.Dependents = append(vm.Dependents, components.TimelineGroup{
 				Object: components.ObjectLink{Kind: dep.Kind, Name: dep.Name, Href: objectHref(dep.Resource, dep.Namespace, dep.Name)},
-				Rows:   d.timeline(dep, about),
+				Rows:   d.timeline(ctx, reader, dep, about),
 			})
 		}
 	}
@@ -150,13 +168,17 @@ func (x eventIndex) about(o components.Object) []timedEvent {
 	return out
 }
 
-// timeline merges the audit events about the object (any subresource) and
-// the core Events whose involvedObject is it, in time order.
-func (d *Dashboard) timeline(o components.Object, events eventIndex) []components.TimelineRow {
+// timeline merges the audit events about the object (any subresource) that
+// reader may see and the core Events whose involvedObject is it, in time
+// order.
+func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o components.Object, events eventIndex) []components.TimelineRow {
 	var entries []timelineEntry
 	if d.cfg.Audit != nil {
 		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
 			ev := rec.Event
+			if !reader.mayReadAudit(ctx, ev.User.Username) {
+				continue
+			}
 			row := components.TimelineRow{
 				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
 				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),

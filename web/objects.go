@@ -124,8 +124,14 @@ func keyHref(key string) string {
 // maskedSecret is what a Secret's values show instead of their content.
 const maskedSecret = "******"
 
+// lastAppliedAnnotation is where kubectl apply keeps the manifest it
+// applied, a Secret's values included.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
 // maskSecrets returns value with a Secret's data and stringData values
-// replaced; other objects come back unchanged.
+// replaced, in the object and in the manifest kubectl apply kept in its
+// last-applied-configuration annotation; other objects come back
+// unchanged.
 func maskSecrets(value []byte) []byte {
 	if decodeHead(value).Kind != "Secret" {
 		return value
@@ -134,6 +140,44 @@ func maskSecrets(value []byte) []byte {
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return value
 	}
+	maskSecretObject(obj)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return value
+	}
+	return out
+}
+
+// maskSecretObject masks a decoded Secret in place (see maskSecrets);
+// other objects are left as they are. An annotation that is not JSON is
+// masked whole.
+func maskSecretObject(obj map[string]any) {
+	if obj["kind"] != "Secret" {
+		return
+	}
+	maskSecretValues(obj)
+	meta, _ := obj["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	raw, ok := ann[lastAppliedAnnotation].(string)
+	if !ok {
+		return
+	}
+	var applied map[string]any
+	if err := json.Unmarshal([]byte(raw), &applied); err != nil {
+		ann[lastAppliedAnnotation] = maskedSecret
+		return
+	}
+	maskSecretValues(applied)
+	b, err := json.Marshal(applied)
+	if err != nil {
+		ann[lastAppliedAnnotation] = maskedSecret
+		return
+	}
+	ann[lastAppliedAnnotation] = string(b) + "\n"
+}
+
+// maskSecretValues replaces every value of data and stringData.
+func maskSecretValues(obj map[string]any) {
 	for _, field := range []string{"data", "stringData"} {
 		if m, ok := obj[field].(map[string]any); ok {
 			for k := range m {
@@ -141,11 +185,6 @@ func maskSecrets(value []byte) []byte {
 			}
 		}
 	}
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return value
-	}
-	return out
 }
 
 // prettyJSON indents a JSON value for display; invalid JSON is shown as is.

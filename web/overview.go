@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,9 +21,11 @@ import (
 const feedLength = 40
 
 // overview serves /: every node with its pods, pods waiting for a node, and
-// the recent steps (changing requests and core Events).
+// the recent steps (changing requests and core Events), of those a
+// logged-in user may list.
 func (d *Dashboard) overview(c *echo.Context) error {
 	ctx := c.Request().Context()
+	reader := d.readerOf(c.Request())
 	seq := d.auditSeq()
 	nodes, err := d.cfg.Store.List(ctx, storage.Prefix("minions", ""), storage.ListOptions{})
 	if err != nil {
@@ -44,8 +47,8 @@ func (d *Dashboard) overview(c *echo.Context) error {
 		}
 		events = list.Items
 	}
-	vm := overviewModel(nodes.Items, pods.Items)
-	vm.Feed = d.feed(events)
+	vm := overviewModel(listable(ctx, reader, "", "nodes", nodes.Items), listable(ctx, reader, "", "pods", pods.Items))
+	vm.Feed = d.feed(ctx, reader, listable(ctx, reader, "", "events", events))
 	vm.Tempo = d.tempoPanel(c)
 	return render(c, http.StatusOK, components.OverviewPage(d.layout("Overview", components.PageOverview, nodes.Revision, seq), vm))
 }
@@ -84,8 +87,9 @@ func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 	return vm
 }
 
-// feed merges the recent changing requests and core Events, newest first.
-func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
+// feed merges the recent changing requests reader may see and core
+// Events, newest first.
+func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []storage.KeyValue) []components.FeedItem {
 	type entry struct {
 		at   time.Time
 		item components.FeedItem
@@ -95,7 +99,7 @@ func (d *Dashboard) feed(events []storage.KeyValue) []components.FeedItem {
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(entries) < feedLength; i-- {
 			ev := recs[i].Event
-			if !mutating(ev.Verb) {
+			if !mutating(ev.Verb) || !reader.mayReadAudit(ctx, ev.User.Username) {
 				continue
 			}
 			m := auditRecordMessage(recs[i])

@@ -14,7 +14,10 @@ const maxDependents = 30
 // ownedObject is one stored object with the owner references that tie it to
 // others.
 type ownedObject struct {
-	ref   components.Object
+	ref components.Object
+	// group is the object's API group, for asking whether a user may see
+	// it.
+	group string
 	owner []string // owner uids
 }
 
@@ -40,7 +43,7 @@ func (d *Dashboard) ownerGraph(ctx context.Context, namespace string) ([]ownedOb
 		o := ownedObject{ref: components.Object{
 			Resource: apiResource(ref.StorageResource), Namespace: ref.Namespace, Name: ref.Name,
 			Kind: head.Kind, UID: string(head.Metadata.UID), Key: kv.Key,
-		}}
+		}, group: groupOf(head.APIVersion)}
 		for _, or := range head.Metadata.OwnerReferences {
 			o.owner = append(o.owner, string(or.UID))
 		}
@@ -50,8 +53,8 @@ func (d *Dashboard) ownerGraph(ctx context.Context, namespace string) ([]ownedOb
 }
 
 // descendants returns the objects owned by uid, then theirs, breadth first.
-func descendants(graph []ownedObject, uid string) []components.Object {
-	var out []components.Object
+func descendants(graph []ownedObject, uid string) []ownedObject {
+	var out []ownedObject
 	seen := map[string]bool{uid: true}
 	queue := []string{uid}
 	for len(queue) > 0 && len(out) < maxDependents {
@@ -62,7 +65,7 @@ func descendants(graph []ownedObject, uid string) []components.Object {
 				continue
 			}
 			seen[o.ref.UID] = true
-			out = append(out, o.ref)
+			out = append(out, o)
 			queue = append(queue, o.ref.UID)
 			if len(out) == maxDependents {
 				break

@@ -78,15 +78,18 @@ func (f requestFilter) match(ev *audit.Event) bool {
 }
 
 // requests serves /requests: the audit stream, newest first, each request
-// with its pipeline stages.
+// with its pipeline stages. A logged-in user sees only their own requests
+// unless allowed list on events.audit.k8s.io.
 func (d *Dashboard) requests(c *echo.Context) error {
+	ctx := c.Request().Context()
+	reader := d.readerOf(c.Request())
 	f := requestFilter{reads: c.QueryParam("reads") == "1", failed: c.QueryParam("failed") == "1", user: c.QueryParam("user")}
 	seq := d.auditSeq()
 	vm := components.Requests{ShowReads: f.reads, OnlyFailed: f.failed, User: f.user}
 	if d.cfg.Audit != nil {
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(vm.Rows) < requestsLength; i-- {
-			if recs[i].Seq > seq || !f.match(recs[i].Event) {
+			if recs[i].Seq > seq || !f.match(recs[i].Event) || !reader.mayReadAudit(ctx, recs[i].Event.User.Username) {
 				continue
 			}
 			vm.Rows = append(vm.Rows, requestRow(recs[i]))

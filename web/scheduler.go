@@ -39,10 +39,13 @@ type schedulerStatus struct {
 // scheduler serves /scheduler/<namespace>/<pod>: the attempts in the pod's
 // decision record (the ConfigMap explain.RecordName(pod), written by the
 // scheduler, wherever it runs) and, for ?attempt=N or the newest, the
-// nodes × plugins matrix.
+// nodes × plugins matrix. A logged-in user needs get on the pod.
 func (d *Dashboard) scheduler(c *echo.Context) error {
 	ctx := c.Request().Context()
 	namespace, name := c.Param("namespace"), c.Param("name")
+	if reader := d.readerOf(c.Request()); !reader.allowed(ctx, "get", "", "pods", namespace) {
+		return d.forbidden(c, forbiddenMessage(reader.user(), "get", "", "pods", namespace, name), "")
+	}
 	recordName := explain.RecordName(name)
 	v := components.SchedulerExplain{
 		Namespace: namespace, Name: name,

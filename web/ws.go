@@ -50,7 +50,8 @@ var streamTypes = map[string]bool{MessageWatch: true, MessageEvent: true, Messag
 // since=<revision> the changes after that revision are replayed first, with
 // audit=<seq> the audit events after that sequence number; a revision that
 // is too old is answered with a resync message. The Origin must be the
-// dashboard's own host.
+// dashboard's own host. A page opened by a logged-in user gets only what
+// RBAC lets that user read (see readScope).
 func (d *Dashboard) serveWS(c *echo.Context) error {
 	since, err := queryInt(c, "since")
 	if err != nil {
@@ -79,7 +80,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	defer conn.CloseNow()
 	ctx := conn.CloseRead(req.Context())
 
-	cl, rev, seq := d.hub.join(types, objects)
+	cl, rev, seq := d.hub.join(types, objects, d.readerOf(req))
 	defer d.hub.leave(cl)
 	if err := writeMessages(ctx, conn, Message{Type: MessageHello, Revision: rev, Seq: seq}); err != nil {
 		return nil
@@ -94,6 +95,9 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 		for _, rec := range d.cfg.Audit.Since(auditSince) {
 			if rec.Seq > seq {
 				break
+			}
+			if !cl.viewer.mayReadAudit(ctx, rec.Event.User.Username) {
+				continue
 			}
 			msgs = append(msgs, auditRecordMessage(rec))
 		}
@@ -110,9 +114,15 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 }
 
 // streamFrames writes the hub's messages for cl until ctx ends or the hub
-// drops cl, at most one frame per frameInterval.
+// drops cl, at most one frame per frameInterval, leaving out those cl's
+// user may not read.
 func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 	batch := make([][]byte, 0, maxFrameMessages)
+	add := func(o outgoing) {
+		if cl.mayRead(ctx, o.scope) {
+			batch = append(batch, o.b)
+		}
+	}
 	var frame bytes.Buffer
 	var last time.Time
 	wait := time.NewTimer(frameInterval)
@@ -124,8 +134,9 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 		case <-cl.dropped:
 			conn.Close(websocket.StatusTryAgainLater, "too slow; reconnect with since")
 			return
-		case b := <-cl.send:
-			batch = append(batch[:0], b)
+		case o := <-cl.send:
+			batch = batch[:0]
+			add(o)
 		}
 		// Soon after the last frame, gather what arrives until the
 		// interval has passed.
@@ -136,8 +147,8 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 				select {
 				case <-ctx.Done():
 					return
-				case b := <-cl.send:
-					batch = append(batch, b)
+				case o := <-cl.send:
+					add(o)
 				case <-wait.C:
 					break gather
 				}
@@ -146,11 +157,14 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 	drain:
 		for len(batch) < maxFrameMessages {
 			select {
-			case b := <-cl.send:
-				batch = append(batch, b)
+			case o := <-cl.send:
+				add(o)
 			default:
 				break drain
 			}
+		}
+		if len(batch) == 0 {
+			continue
 		}
 		frame.Reset()
 		frame.WriteByte('[')
@@ -202,7 +216,9 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl 
 			if ev.Revision > until {
 				return nil
 			}
-			msgs := slices.DeleteFunc(storageMessages(ev, time.Now()), func(m Message) bool { return !cl.wants(m.Type) })
+			msgs := slices.DeleteFunc(storageMessages(ev, time.Now()), func(m Message) bool {
+				return !cl.wants(m.Type) || !cl.mayRead(ctx, &m.scope)
+			})
 			for i := range msgs {
 				msgs[i] = cl.forClient(msgs[i])
 			}

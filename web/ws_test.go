@@ -209,13 +209,13 @@ func TestWebsocket(t *testing.T) {
 // TestStreamBatchesQueuedMessages: the messages waiting for a page go out
 // together, in order, in one frame.
 func TestStreamBatchesQueuedMessages(t *testing.T) {
-	cl := &client{send: make(chan []byte, 16), dropped: make(chan struct{})}
+	cl := &client{send: make(chan outgoing, 16), dropped: make(chan struct{})}
 	for i := range 10 {
 		b, err := json.Marshal(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl.send <- b
+		cl.send <- outgoing{b: b}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := websocket.Accept(w, r, nil)
@@ -276,7 +276,7 @@ func itoa(v int64) string {
 
 func TestHubDropsSlowClient(t *testing.T) {
 	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
-	slow, _, _ := h.join(nil, nil)
+	slow, _, _ := h.join(nil, nil, nil)
 	for i := range clientBuffer + 1 {
 		h.broadcast(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 	}
