@@ -41,7 +41,24 @@ type Config struct {
 	// websocket or the apply form is served (a browser keeps a digest of it
 	// in a cookie; scripts may send it as a bearer token). It must be set
 	// whenever the dashboard listens beyond loopback (see IsLoopback).
+	// Logging in with it shows the cluster; changing it takes a user's login.
 	LoginToken string
+	// Listen is the dashboard's listen address (host:port; empty means
+	// loopback). Requests whose Host header names anything else are
+	// refused, so that another site's page cannot reach the dashboard
+	// through a name resolving to this machine (DNS rebinding).
+	Listen string
+	// AcceptHosts are more host names the dashboard answers to, such as a
+	// DNS name in front of it.
+	AcceptHosts []string
+	// LinkUser and LinkGroups are who a browser logs in as by opening the
+	// one-time link (see LoginLink): the cluster admin. Empty disables links.
+	LinkUser   string
+	LinkGroups []string
+	// LinkFile receives the current link (0600) each time a new one is made.
+	LinkFile string
+	// URL is the dashboard's URL, which links start with.
+	URL string
 }
 
 // Dashboard serves the pages and runs the websocket hub.
@@ -51,9 +68,10 @@ type Dashboard struct {
 	hub      *hub
 	applier  *applier
 	sessions *sessions
+	hosts    hostPolicy
+	// link is the one-time admin login link; nil without Config.LinkUser.
+	link     *adminLink
 	demoRuns demoRuns
-	// access decides what logged-in users may read.
-	access *access
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -73,15 +91,16 @@ func New(cfg Config) (*Dashboard, error) {
 			cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = applyQPS, 2*applyQPS
 		}
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions()}
-	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
-	d.access = newAccess(noAPIReviewer{})
-	if cfg.RESTConfig != nil {
-		r, err := newSARReviewer(cfg.RESTConfig)
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions(), hosts: newHostPolicy(cfg.Listen, cfg.AcceptHosts)}
+	if cfg.LinkUser != "" {
+		l, err := newAdminLink(cfg.URL, cfg.LinkFile)
 		if err != nil {
 			return nil, err
 		}
-		d.access = newAccess(r)
+		d.link = l
+	}
+	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
+	if cfg.RESTConfig != nil {
 		a, err := newAPIApplier(cfg.RESTConfig)
 		if err != nil {
 			return nil, err
@@ -93,9 +112,13 @@ func New(cfg Config) (*Dashboard, error) {
 }
 
 // Register adds every dashboard route to e: the pages, the websocket at /ws
-// and the embedded assets under /static/. With a login token, everything
-// but /login and /static/ requires it.
+// and the embedded assets under /static/. Every request must name the
+// dashboard in its Host header, and every change must come from the
+// dashboard's own pages (see checkHost, checkOrigin). With a login token,
+// everything but /login and /static/ requires it; every change requires a
+// logged-in user (see requireWriter).
 func (d *Dashboard) Register(e *echo.Echo) {
+	e.Pre(d.checkHost, d.checkOrigin)
 	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:" + csrfField,
 		ContextKey:     csrfField,
@@ -104,27 +127,30 @@ func (d *Dashboard) Register(e *echo.Echo) {
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteStrictMode,
 	})
+	small := middleware.BodyLimit(64 << 10)
+	writeJSON := d.requireWriter(refuseJSON)
+	writeForm := d.requireWriter(d.refuseWithLogin)
 	e.GET("/login", d.loginForm, csrf)
-	e.POST("/login", d.loginSubmit, middleware.BodyLimit(64<<10), csrf)
-	e.POST("/logout", d.logout, middleware.BodyLimit(64<<10), csrf)
+	e.POST("/login", d.loginSubmit, small, csrf)
+	e.POST("/logout", d.logout, small, csrf)
 	e.StaticFS("/static/", static.FS)
 	g := e.Group("", d.requireLogin)
 	g.GET("/", d.overview, csrf)
-	g.POST("/tempo", d.tempoSet, middleware.BodyLimit(64<<10), csrf)
-	g.POST("/tempo/next", d.tempoNext, middleware.BodyLimit(64<<10), csrf)
+	g.POST("/tempo", d.tempoSet, small, csrf, writeJSON)
+	g.POST("/tempo/next", d.tempoNext, small, csrf, writeJSON)
 	g.GET("/apply", d.applyForm, csrf)
-	g.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf)
+	g.POST("/apply", d.applySubmit, middleware.BodyLimit(2*maxManifestBytes), csrf, d.requireWriter(d.refuseApply))
 	g.GET("/objects/:resource/:name", d.object, csrf)
 	g.GET("/objects/:resource/:namespace/:name", d.object, csrf)
-	g.POST("/objects/:resource/:name/delete", d.objectDelete, middleware.BodyLimit(64<<10), csrf)
-	g.POST("/objects/:resource/:namespace/:name/delete", d.objectDelete, middleware.BodyLimit(64<<10), csrf)
+	g.POST("/objects/:resource/:name/delete", d.objectDelete, small, csrf, writeForm)
+	g.POST("/objects/:resource/:namespace/:name/delete", d.objectDelete, small, csrf, writeForm)
 	g.GET("/etcd", d.etcd)
 	g.GET("/requests", d.requests)
 	g.GET("/events", d.events)
 	g.GET("/nodes", d.nodes)
 	g.GET("/scheduler/:namespace/:name", d.scheduler)
 	g.GET("/demos", d.demosPage, csrf)
-	g.POST("/demos/:name/run", d.demoStart, middleware.BodyLimit(64<<10), csrf)
+	g.POST("/demos/:name/run", d.demoStart, small, csrf, writeJSON)
 	g.GET("/demos/runs/:id", d.demoRunJSON)
 	g.GET("/ws", d.serveWS)
 }
@@ -132,9 +158,6 @@ func (d *Dashboard) Register(e *echo.Echo) {
 // Run runs the websocket hub: one storage watch and one audit subscription
 // fanned out to every connected page. It blocks until ctx ends.
 func (d *Dashboard) Run(ctx context.Context) error {
-	if d.cfg.RESTConfig != nil {
-		go d.ensureTempo(ctx)
-	}
 	return d.hub.run(ctx)
 }
 

@@ -90,7 +90,7 @@ func (d *Dashboard) demosPage(c *echo.Context) error {
 	if lang != "ko" {
 		lang = "en"
 	}
-	vm := components.Demos{CSRFToken: csrfToken(c), Lang: lang, ActingAs: d.actingAs(c.Request()), CanRun: d.cfg.RESTConfig != nil}
+	vm := components.Demos{CSRFToken: csrfToken(c), Lang: lang, ActingAs: d.actingAs(c.Request()), CanRun: d.cfg.RESTConfig != nil && d.userOf(c.Request()) != nil}
 	for _, dm := range demo.All() {
 		vm.Demos = append(vm.Demos, components.DemoInfo{Name: dm.Name, Title: dm.Title.In(lang), Steps: len(dm.Steps)})
 	}
@@ -100,8 +100,9 @@ func (d *Dashboard) demosPage(c *echo.Context) error {
 	return render(c, http.StatusOK, components.DemosPage(d.layout("Demos", components.PageDemos, d.cfg.Store.Revision(), d.auditSeq()), vm))
 }
 
-// demoStart plays a demo in the background as the request's user and
-// answers the run (JSON); the page follows it at /demos/runs/:id.
+// demoStart plays a demo in the background as the request's user (Register
+// lets only a logged-in user here) and answers the run (JSON); the page
+// follows it at /demos/runs/:id.
 func (d *Dashboard) demoStart(c *echo.Context) error {
 	dm, ok := demo.Find(c.Param("name"))
 	if !ok {
@@ -115,13 +116,16 @@ func (d *Dashboard) demoStart(c *echo.Context) error {
 		lang = "en"
 	}
 	u := d.userOf(c.Request())
+	if u == nil {
+		return refuseJSON(c, http.StatusForbidden, msgLogInToChange)
+	}
 	cfg := d.restConfigFor(u)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return writeStatus(c, err)
 	}
-	if dm.Name == "rbac-denied" && u != nil {
-		// The demo acts as another user; a logged-in user must be allowed to.
+	if dm.Name == "rbac-denied" {
+		// The demo acts as another user; the user must be allowed to.
 		if !d.allowed(c.Request().Context(), client, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users", Name: demo.DemoUser}) {
 			return writeStatus(c, apierrors.NewForbidden(schema.GroupResource{Resource: "users"}, demo.DemoUser,
 				fmt.Errorf("User %q cannot impersonate resource \"users\" in API group \"\" at the cluster scope", u.User)))

@@ -38,6 +38,12 @@ type identity struct {
 type session struct {
 	id      identity
 	expires time.Time
+	// token is the bearer token the user logged in with, kept only here in
+	// memory so that the API server can be asked again whether it still
+	// accepts it; empty for a login by one-time link.
+	token string
+	// checked is when the API server last accepted token.
+	checked time.Time
 }
 
 // sessions keeps the logged-in users by a random session id.
@@ -48,13 +54,13 @@ type sessions struct {
 
 func newSessions() *sessions { return &sessions{m: map[string]session{}} }
 
-// add starts a session for id and returns its cookie value.
-func (s *sessions) add(id identity) (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+// add starts a session for id, logged in with token (empty for a one-time
+// link), and returns its cookie value.
+func (s *sessions) add(id identity, token string) (string, error) {
+	key, err := randomHex(32)
+	if err != nil {
 		return "", fmt.Errorf("failed to make a session id: %w", err)
 	}
-	key := hex.EncodeToString(b)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -72,25 +78,44 @@ func (s *sessions) add(id identity) (string, error) {
 		}
 		delete(s.m, oldest)
 	}
-	s.m[key] = session{id: id, expires: now.Add(sessionTTL)}
+	s.m[key] = session{id: id, expires: now.Add(sessionTTL), token: token, checked: now}
 	return key, nil
 }
 
-// get returns the identity of a live session.
-func (s *sessions) get(key string) (identity, bool) {
+// get returns a live session.
+func (s *sessions) get(key string) (session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[key]
 	if !ok || time.Now().After(v.expires) {
-		return identity{}, false
+		return session{}, false
 	}
-	return v.id, true
+	return v, true
+}
+
+// accepted records that the API server accepted the session's token at at.
+func (s *sessions) accepted(key string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.m[key]; ok {
+		v.checked = at
+		s.m[key] = v
+	}
 }
 
 func (s *sessions) remove(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)
+}
+
+// randomHex returns n random bytes, hex-encoded.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // userOf returns the API user a request acts as, or nil for the dashboard's
@@ -100,11 +125,11 @@ func (d *Dashboard) userOf(r *http.Request) *identity {
 	if err != nil {
 		return nil
 	}
-	id, ok := d.sessions.get(ck.Value)
+	v, ok := d.sessions.get(ck.Value)
 	if !ok {
 		return nil
 	}
-	return &id
+	return &v.id
 }
 
 // actingAs names who a request's writes are made as.

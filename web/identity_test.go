@@ -9,12 +9,12 @@ import (
 
 func TestSessions(t *testing.T) {
 	s := newSessions()
-	key, err := s.add(identity{User: "alice", Groups: []string{"dev"}})
+	key, err := s.add(identity{User: "alice", Groups: []string{"dev"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, ok := s.get(key); !ok || id.User != "alice" {
-		t.Fatalf("get = %+v %v", id, ok)
+	if v, ok := s.get(key); !ok || v.id.User != "alice" {
+		t.Fatalf("get = %+v %v", v, ok)
 	}
 	if _, ok := s.get(key + "x"); ok {
 		t.Fatal("an unknown session id was accepted")
@@ -23,7 +23,7 @@ func TestSessions(t *testing.T) {
 	if _, ok := s.get(key); ok {
 		t.Fatal("an expired session was accepted")
 	}
-	key2, _ := s.add(identity{User: "bob"})
+	key2, _ := s.add(identity{User: "bob"}, "")
 	s.remove(key2)
 	if _, ok := s.get(key2); ok {
 		t.Fatal("a removed session was accepted")

@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v5"
 
@@ -45,15 +48,29 @@ func loginProof(token string) string {
 }
 
 // requireLogin lets a request through when no login token is configured,
-// when it carries the login cookie, or when it sends the token as a bearer
-// token; pages redirect to /login and everything else answers 401.
+// when it carries the login cookie, when it sends the token as a bearer
+// token, or when it belongs to a logged-in user; pages redirect to /login
+// and everything else answers 401.
 //
-// When the dashboard requires a login (a login token is set) or the user
-// logged in with an API token, the request's context carries the viewer,
-// so the page header names who the dashboard acts as and offers a logout.
+// A session of a user who logged in with an API token is checked again
+// with the API server once a minute (see recheck): when the API server no
+// longer accepts the token the session ends and pages go to /login.
+//
+// When the dashboard requires a login (a login token is set) or a user
+// logged in, the request's context carries the viewer, so the page header
+// names who the dashboard acts as and offers a logout.
 func (d *Dashboard) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
+		if key, v, ok := d.sessionOf(r); ok && v.token != "" && time.Since(v.checked) >= recheckEvery {
+			if err := d.recheck(r.Context(), key, v); errors.Is(err, errLoginEnded) {
+				d.endSession(c, key)
+				if r.Method == http.MethodGet && r.URL.Path != "/ws" {
+					return c.Redirect(http.StatusSeeOther, "/login?ended=1&next="+url.QueryEscape(r.URL.RequestURI()))
+				}
+				return echo.NewHTTPError(http.StatusUnauthorized, msgLoginEnded)
+			}
+		}
 		u := d.userOf(r)
 		if d.cfg.LoginToken == "" || u != nil || d.loggedIn(r) {
 			if d.cfg.LoginToken != "" || u != nil {
@@ -93,10 +110,53 @@ func (d *Dashboard) loggedIn(r *http.Request) bool {
 	return false
 }
 
-// loginForm serves the token form.
+// loginForm serves the token form, or logs the browser in by the one-time
+// link (?once=<code>, see adminLink) and goes on to next.
 func (d *Dashboard) loginForm(c *echo.Context) error {
 	vm := components.Login{CSRFToken: csrfToken(c), Next: safeNext(c.QueryParam("next"))}
+	if once := c.QueryParam("once"); once != "" {
+		return d.loginByLink(c, once, vm)
+	}
+	if c.QueryParam("ended") != "" {
+		vm.Error = msgLoginEnded
+	}
 	return render(c, http.StatusOK, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+}
+
+// loginByLink logs the browser in as the cluster admin when code is the
+// current one-time link's; the link is then used up and a new one written.
+func (d *Dashboard) loginByLink(c *echo.Context, code string, vm components.Login) error {
+	if d.link == nil || !d.link.consume(code, d.log) {
+		d.log.Info("dashboard login by link refused", "remote", c.Request().RemoteAddr)
+		vm.Error = "This login link was used already or is not the current one. " + d.linkHint()
+		return render(c, http.StatusUnauthorized, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+	}
+	id := identity{User: d.cfg.LinkUser, Groups: slices.Clone(d.cfg.LinkGroups)}
+	if err := d.startSession(c, id, ""); err != nil {
+		return err
+	}
+	d.log.Info("dashboard login by one-time link", "user", id.User, "remote", c.Request().RemoteAddr)
+	return c.Redirect(http.StatusSeeOther, vm.Next)
+}
+
+// startSession starts a session for id (logged in with token, empty for a
+// one-time link) and sets its cookie.
+func (d *Dashboard) startSession(c *echo.Context, id identity, token string) error {
+	key, err := d.sessions.add(id, token)
+	if err != nil {
+		return err
+	}
+	c.SetCookie(&http.Cookie{
+		Name: sessionCookie, Value: key, Path: "/", MaxAge: int(sessionTTL / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
+	})
+	return nil
+}
+
+// endSession forgets the session key and its cookie.
+func (d *Dashboard) endSession(c *echo.Context, key string) {
+	d.sessions.remove(key)
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
 // loginSubmit checks the token and sets the login cookie. The token is
@@ -124,15 +184,10 @@ func (d *Dashboard) loginSubmit(c *echo.Context) error {
 		vm := components.Login{CSRFToken: csrfToken(c), Next: next, Error: "Neither the dashboard's login token nor a token the API server accepts."}
 		return render(c, http.StatusUnauthorized, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
 	}
-	key, err := d.sessions.add(id)
-	if err != nil {
+	if err := d.startSession(c, id, token); err != nil {
 		return err
 	}
 	d.log.Info("dashboard login", "user", id.User, "remote", c.Request().RemoteAddr)
-	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: key, Path: "/", MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
-	})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
@@ -147,9 +202,21 @@ func (d *Dashboard) logout(c *echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps only the dashboard's own paths as a redirect target.
+// safeNext keeps only the dashboard's own paths as a redirect target: an
+// absolute path with no scheme, host, backslash, whitespace or control
+// character (browsers drop tabs and newlines from URLs, so "/\t/evil" would
+// lead off-site), and no "//" at its start.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for _, r := range next {
+		if r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next

@@ -200,7 +200,7 @@ func TestHeaderNamesTheViewerAndLogsOut(t *testing.T) {
 	}
 
 	t.Run("an API user with groups on hover", func(t *testing.T) {
-		key, err := e.dash.sessions.add(identity{User: "alice", Groups: []string{"teachers", "system:authenticated"}})
+		key, err := e.dash.sessions.add(identity{User: "alice", Groups: []string{"teachers", "system:authenticated"}}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/glassplane/glassplane/components"
@@ -24,27 +23,6 @@ import (
 
 // tempoKey is the tempo object's etcd key.
 var tempoKey = storage.Prefix("configmaps", tempo.Namespace) + tempo.Name
-
-// ensureTempo creates the tempo object (realtime) with the dashboard's own
-// identity if it does not exist, retrying until the API answers.
-func (d *Dashboard) ensureTempo(ctx context.Context) {
-	client, err := kubernetes.NewForConfig(d.restConfigFor(nil))
-	if err != nil {
-		d.log.Error("failed to create the tempo client", "err", err)
-		return
-	}
-	for ctx.Err() == nil {
-		_, err := client.CoreV1().ConfigMaps(tempo.Namespace).Create(ctx, tempo.NewConfigMap(tempo.Default()), metav1.CreateOptions{FieldManager: fieldManager})
-		if err == nil || apierrors.IsAlreadyExists(err) {
-			return
-		}
-		d.log.Debug("failed to create the tempo object, retrying", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
-	}
-}
 
 // tempoState reads the tempo from the store.
 func (d *Dashboard) tempoState(ctx context.Context) tempo.State {
@@ -84,8 +62,11 @@ func tempoModel(s tempo.State) components.Tempo {
 }
 
 // mayChangeTempo asks the API server, as the request's user, whether they
-// may update the tempo object.
+// may update the tempo object; without a login nobody may.
 func (d *Dashboard) mayChangeTempo(c *echo.Context) bool {
+	if d.userOf(c.Request()) == nil {
+		return false
+	}
 	client, err := d.kubeClient(c)
 	if err != nil {
 		return false

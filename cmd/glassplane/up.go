@@ -43,6 +43,7 @@ type upOptions struct {
 	apiListen           string
 	webListen           string
 	webLoginToken       string
+	webAcceptHosts      []string
 	etcdListen          string
 	etcdPeerListen      string
 	etcdEndpoints       []string
@@ -85,7 +86,8 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "where etcd, the CA, containerd state and the kubeconfig live")
 	f.StringVar(&o.apiListen, "api-listen", "127.0.0.1:6443", "host:port of the Kubernetes API (HTTPS)")
 	f.StringVar(&o.webListen, "web-listen", "127.0.0.1:8080", "host:port of the dashboard (HTTP); empty disables it")
-	f.StringVar(&o.webLoginToken, "web-login-token", "", "token the dashboard asks for at login; required (and generated into <data-dir>/dashboard-token when empty) unless --web-listen is loopback")
+	f.StringVar(&o.webLoginToken, "web-login-token", "", "token the dashboard asks for at login (it shows the cluster; changes need a user's login); required (and generated into <data-dir>/dashboard-token when empty) unless --web-listen is loopback")
+	f.StringSliceVar(&o.webAcceptHosts, "web-accept-hosts", nil, "more host names the dashboard answers to (such as a DNS name in front of it); it refuses requests for any host but the addresses it listens on")
 	f.StringVar(&o.etcdListen, "etcd-listen", "127.0.0.1:2379", "client URL of the embedded etcd (https only; clients need a certificate of <data-dir>/pki/etcd/ca.crt, as <data-dir>/etcdctl.env names)")
 	f.StringVar(&o.etcdPeerListen, "etcd-peer-listen", "", "peer URL of the embedded etcd (default: the client port + 1)")
 	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", nil, "use this external etcd cluster instead of the embedded one")
@@ -226,7 +228,9 @@ func runUp(ctx context.Context, o upOptions) error {
 	stopAPI := runPart(ctx, g, "apiserver", api.Run)
 	defer stopAPI()
 
-	// 5. The dashboard, acting through the API with its own identity.
+	// 5. The dashboard, reading through the API with its own identity and
+	// writing as the users who log in to it.
+	var dash *web.Dashboard
 	if srv.Web() != nil {
 		dashCfg, err := local.restConfig(rbac.UserDashboard)
 		if err != nil {
@@ -236,7 +240,12 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
-		dash, err := web.New(web.Config{Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token})
+		dash, err = web.New(web.Config{
+			Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token,
+			Listen: o.webListen, AcceptHosts: o.webAcceptHosts, URL: srv.WebURL(),
+			LinkUser: pki.AdminUser, LinkGroups: []string{pki.AdminGroup, auth.GroupAuthenticated},
+			LinkFile: filepath.Join(dataDir, "dashboard-login"),
+		})
 		if err != nil {
 			return err
 		}
@@ -310,8 +319,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	defer stopNodes()
 
 	fmt.Printf("\nGlassplane is up (nodes: %s).\n", describeMode(mode, o))
-	if srv.WebURL() != "" {
-		fmt.Printf("Dashboard:  %s\n", srv.WebURL())
+	if dash != nil {
+		// The link logs in as the admin, once: printed here only, never
+		// logged; the next one is in <data-dir>/dashboard-login.
+		fmt.Printf("Dashboard:  %s\n", dash.LoginLink())
 	}
 	fmt.Printf("API:        %s\n", apiURL)
 	fmt.Printf("kubectl:    export KUBECONFIG=%s\n\n", kubeconfigPath)

@@ -265,6 +265,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	s.hookPriorityClasses.finish()
+	if err := s.bootstrapTempo(ctx); err != nil {
+		return err
+	}
 	if s.cfg.RBAC {
 		if err := s.bootstrapRBAC(ctx); err != nil {
 			return err

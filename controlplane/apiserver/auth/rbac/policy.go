@@ -206,7 +206,8 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule(v("create"), g(legacyGroup), "serviceaccounts/token"),
 		}},
 		{ObjectMeta: dashboardMeta(), Rules: []rbacv1.PolicyRule{
-			rule(v("get", "list", "watch", "create", "update", "patch", "delete"), g("*"), "*"),
+			rule(read, g("*"), "*"),
+			rule(v("create"), g(authorizationGroup), "subjectaccessreviews"),
 			rule(v("impersonate"), g(legacyGroup), "users", "groups", "serviceaccounts"),
 			urls(v("get"), "*"),
 		}},
@@ -219,9 +220,10 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 
 func dashboardMeta() metav1.ObjectMeta {
 	m := meta(UserDashboard)
-	m.Annotations[AnnotationDescription] = "The Glassplane dashboard reads every object to draw the cluster; its apply form, delete " +
-		"buttons and tempo control act for the logged-in user by impersonating that user and groups, so RBAC decides " +
-		"as for them. It holds no escalate or bind rights."
+	m.Annotations[AnnotationDescription] = "The Glassplane dashboard reads every object to draw the cluster and asks " +
+		"(SubjectAccessReview) what a logged-in user may read; it changes nothing as itself: its apply form, delete " +
+		"buttons, tempo control and demos act for the logged-in user by impersonating that user and groups, so RBAC " +
+		"decides as for them. It holds no create, update, patch, delete, escalate or bind rights."
 	return m
 }
 

@@ -160,7 +160,11 @@ func TestBootstrapPolicy(t *testing.T) {
 		{"controller manager does not escalate", res(UserKubeControllerManager, authenticated, "escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", "x"), false, ""},
 		{"dashboard reads everything", res(UserDashboard, authenticated, "list", "", "secrets", "", "", ""), true,
 			`RBAC: allowed by ClusterRoleBinding "system:glassplane-dashboard" of ClusterRole "system:glassplane-dashboard" to User "system:glassplane-dashboard"`},
-		{"dashboard applies", res(UserDashboard, authenticated, "patch", "apps", "deployments", "", "default", "d"), true, ""},
+		{"dashboard does not write as itself", res(UserDashboard, authenticated, "patch", "apps", "deployments", "", "default", "d"), false, ""},
+		{"dashboard does not create roles", res(UserDashboard, authenticated, "create", "rbac.authorization.k8s.io", "clusterroles", "", "", ""), false, ""},
+		{"dashboard does not delete", res(UserDashboard, authenticated, "delete", "", "pods", "", "default", "p"), false, ""},
+		{"dashboard asks what users may read", res(UserDashboard, authenticated, "create", "authorization.k8s.io", "subjectaccessreviews", "", "", ""), true, ""},
+		{"dashboard impersonates logged-in users", res(UserDashboard, authenticated, "impersonate", "", "users", "", "", "alice"), true, ""},
 		{"dashboard does not bind", res(UserDashboard, authenticated, "bind", "rbac.authorization.k8s.io", "clusterroles", "", "", "cluster-admin"), false, ""},
 		{"nodes are left to the Node authorizer", res("system:node:n1", []string{"system:nodes", auth.GroupAuthenticated}, "get", "", "pods", "", "default", "p"), false, ""},
 	}
