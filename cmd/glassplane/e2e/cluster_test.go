@@ -136,7 +136,7 @@ func StartCluster(dir string, extra ...string) (*Cluster, error) {
 	go func() { c.cmd.Wait(); close(c.done) }()
 	c.APIURL = "https://" + api
 	c.WebURL = "http://" + web
-	c.EtcdURL = "http://" + etcdClient
+	c.EtcdURL = "https://" + etcdClient
 	c.Kubeconfig = filepath.Join(c.DataDir, "kubeconfig")
 
 	deadline := time.Now().Add(3 * time.Minute)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,11 +80,7 @@ func TestKubectlSeedPodLifecycle(t *testing.T) {
 
 	// The etcd key exists where Kubernetes keeps it, and its mod revision is
 	// the pod's resourceVersion.
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.EtcdURL}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := c.EtcdClient(t)
 	Eventually(t, 30*time.Second, "etcd mod revision equals resourceVersion", func() error {
 		p, err := c.Client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{})
 		if err != nil {
@@ -212,11 +207,7 @@ spec:
 	if !strings.Contains(out, `Invalid value: "My_Pod"`) {
 		t.Fatalf("error does not name the invalid value: %s", out)
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.EtcdURL}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := c.EtcdClient(t)
 	resp, err := etcd.Get(context.Background(), "/registry/pods/default/My_Pod")
 	if err != nil {
 		t.Fatal(err)
