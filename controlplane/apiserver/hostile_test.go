@@ -108,6 +108,14 @@ func hostileCases(ns string) []hostileCase {
 		{"non-numeric resourceVersion on update", "PUT", target, jsonCT, configMapJSON(`"name":"target","resourceVersion":"abc"`), 409},
 		{"stale resourceVersion on update", "PUT", target, jsonCT, configMapJSON(`"name":"target","resourceVersion":"1"`), 409},
 		{"bad resourceVersion on list", "GET", cms + "?resourceVersion=abc", "", "", 400},
+		{"bad resourceVersion on get", "GET", target + "?resourceVersion=garbage", "", "", 400},
+		{"negative resourceVersion on get", "GET", target + "?resourceVersion=-1", "", "", 400},
+		{"bad resourceVersion on watch", "GET", cms + "?watch=True&resourceVersion=garbage", "", "", 400},
+		// kube-apiserver's etcd3 store refuses it with a plain error: a 500.
+		{"resourceVersion on create", "POST", cms, jsonCT, configMapJSON(`"name":"with-rv","resourceVersion":"5"`), 500},
+		{"non-numeric limit", "GET", cms + "?limit=ten", "", "", 400},
+		{"non-numeric timeoutSeconds", "GET", cms + "?watch=1&timeoutSeconds=0.1s", "", "", 400},
+		{"non-numeric gracePeriodSeconds", "DELETE", target + "?gracePeriodSeconds=soon", "", "", 400},
 		{"bad resourceVersionMatch", "GET", cms + "?resourceVersion=0&resourceVersionMatch=Sometimes", "", "", 400},
 		{"bad label selector", "GET", cms + "?labelSelector=a%3D%3D%3Db", "", "", 400},
 		{"bad field selector", "GET", cms + "?fieldSelector=spec.bogus%3D1", "", "", 400},
@@ -135,7 +143,9 @@ func registryKeys(t *testing.T) int64 {
 }
 
 // TestHostileRequests sends malformed and hostile requests through the real
-// API server: each gets its 4xx as a metav1.Status, and nothing is stored.
+// API server: each gets the error kube-apiserver gives it (a 4xx but for a
+// create carrying a resourceVersion) as a metav1.Status, and nothing is
+// stored.
 func TestHostileRequests(t *testing.T) {
 	env := shared
 	ns := env.namespace(t)
@@ -179,5 +189,89 @@ func TestHostileRequests(t *testing.T) {
 	}
 	if len(cm.Data) != 1 || cm.Data["k"] != "v" || len(cm.Labels) != 0 {
 		t.Errorf("the target configmap changed: %+v", cm)
+	}
+}
+
+// TestQueryParameterMessages checks the messages of refused query
+// parameters and of a create carrying a resourceVersion against
+// kube-apiserver's.
+func TestQueryParameterMessages(t *testing.T) {
+	env := shared
+	ns := env.namespace(t)
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	if _, err := env.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "target"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, method, path, body string
+		wantCode                 int32
+		wantReason               metav1.StatusReason
+		wantMessage              string
+	}{
+		{"resourceVersion on create", "POST", cms, configMapJSON(`"name":"with-rv","resourceVersion":"5"`), 500, "",
+			"resourceVersion should not be set on objects to be created"},
+		{"bad resourceVersion on get", "GET", cms + "/target?resourceVersion=garbage", "", 400, metav1.StatusReasonBadRequest,
+			`invalid resource version: resourceVersion: Invalid value: "garbage": strconv.ParseUint: parsing "garbage": invalid syntax`},
+		{"non-numeric limit", "GET", cms + "?limit=ten", "", 400, metav1.StatusReasonBadRequest, `strconv.ParseInt: parsing "ten": invalid syntax`},
+		{"non-numeric timeoutSeconds", "GET", cms + "?watch=true&timeoutSeconds=0.1s", "", 400, metav1.StatusReasonBadRequest, `strconv.ParseInt: parsing "0.1s": invalid syntax`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var body *strings.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			var text string
+			if body == nil {
+				_, text = env.do(t, tc.method, tc.path, "application/json", nil)
+			} else {
+				_, text = env.do(t, tc.method, tc.path, "application/json", body)
+			}
+			var st metav1.Status
+			if err := json.Unmarshal([]byte(text), &st); err != nil {
+				t.Fatalf("%v: %s", err, text)
+			}
+			if st.Code != tc.wantCode || st.Reason != tc.wantReason || st.Message != tc.wantMessage {
+				t.Errorf("got %d %q %q, want %d %q %q", st.Code, st.Reason, st.Message, tc.wantCode, tc.wantReason, tc.wantMessage)
+			}
+		})
+	}
+	t.Run("a create with an unparsable or zero resourceVersion", func(t *testing.T) {
+		for name, rv := range map[string]string{"rv-zero": "0", "rv-junk": "junk"} {
+			resp, text := env.do(t, "POST", cms, "application/json", strings.NewReader(configMapJSON(`"name":"`+name+`","resourceVersion":"`+rv+`"`)))
+			if resp.StatusCode != http.StatusCreated {
+				t.Errorf("resourceVersion %q: %s %s", rv, resp.Status, text)
+			}
+		}
+	})
+	t.Run("a dry-run create with a resourceVersion", func(t *testing.T) {
+		resp, text := env.do(t, "POST", cms+"?dryRun=All", "application/json", strings.NewReader(configMapJSON(`"name":"dry","resourceVersion":"5"`)))
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("%s %s", resp.Status, text)
+		}
+	})
+}
+
+// TestWatchParameterAsTheCodecReadsIt checks that watch is true for any
+// value but "0" and "false" in any case, as apimachinery's parameter codec
+// decodes booleans.
+func TestWatchParameterAsTheCodecReadsIt(t *testing.T) {
+	env := shared
+	ns := env.namespace(t)
+	if _, err := env.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for value, wantWatch := range map[string]bool{"True": true, "maybe": true, "": true, "1": true, "FALSE": false, "0": false} {
+		t.Run("watch="+value, func(t *testing.T) {
+			resp, text := env.do(t, "GET", "/api/v1/namespaces/"+ns+"/configmaps?timeoutSeconds=1&watch="+value, "", nil)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s %s", resp.Status, text)
+			}
+			watched := strings.Contains(text, `"type":"ADDED"`)
+			listed := strings.Contains(text, `"kind":"ConfigMapList"`)
+			if watched != wantWatch || listed == wantWatch {
+				t.Errorf("watch=%q: watched %v, listed %v: %.300s", value, watched, listed, text)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -99,6 +101,13 @@ func (sel *selection) matchesShared(res *resource, ev storage.Event, prev bool, 
 }
 
 func (q *request) get() error {
+	var opts metav1.GetOptions
+	if err := decodeQuery(q.r.URL.Query(), &opts); err != nil {
+		return err
+	}
+	if _, err := parseResourceVersion(opts.ResourceVersion); err != nil {
+		return err
+	}
 	q.enter(stageEtcd)
 	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
@@ -166,20 +175,17 @@ type listParams struct {
 }
 
 func (q *request) listParams(prefix string) (*listParams, error) {
-	query := q.r.URL.Query()
-	p := &listParams{}
-	if v := query.Get("limit"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", v))
-		}
-		if n > 0 {
-			p.limit = n
-		}
+	opts, err := q.listOptions()
+	if err != nil {
+		return nil, err
 	}
-	rv := query.Get("resourceVersion")
-	match := query.Get("resourceVersionMatch")
-	if token := query.Get("continue"); token != "" {
+	p := &listParams{}
+	if opts.Limit > 0 {
+		p.limit = opts.Limit
+	}
+	rv := opts.ResourceVersion
+	match := string(opts.ResourceVersionMatch)
+	if token := opts.Continue; token != "" {
 		if rv != "" && rv != "0" {
 			return nil, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
@@ -190,13 +196,9 @@ func (q *request) listParams(prefix string) (*listParams, error) {
 		p.revision, p.startKey, p.continued = t.ResourceVersion, prefix+t.StartKey, true
 		return p, nil
 	}
-	var n int64
-	if rv != "" {
-		var err error
-		n, err = strconv.ParseInt(rv, 10, 64)
-		if err != nil || n < 0 {
-			return nil, invalidResourceVersion(rv)
-		}
+	n, err := parseResourceVersion(rv)
+	if err != nil {
+		return nil, err
 	}
 	switch match {
 	case "":
@@ -219,8 +221,22 @@ func (q *request) listParams(prefix string) (*listParams, error) {
 	return p, nil
 }
 
-func invalidResourceVersion(rv string) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %q", rv))
+// parseResourceVersion reads a resourceVersion query parameter as
+// kube-apiserver's etcd3 store does: "" and "0" are 0, anything but a
+// decimal uint64 is a 400.
+func parseResourceVersion(rv string) (int64, error) {
+	if rv == "" || rv == "0" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err == nil && n > math.MaxInt64 {
+		err = fmt.Errorf("strconv.ParseInt: parsing %q: value out of range", rv)
+	}
+	if err != nil {
+		invalid := field.ErrorList{field.Invalid(field.NewPath("resourceVersion"), rv, err.Error())}
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", invalid.ToAggregate()))
+	}
+	return int64(n), nil
 }
 
 // tooLargeResourceVersion is kube-apiserver's answer for a read from a

@@ -50,6 +50,8 @@ type request struct {
 	audited bool
 	// tableColumnsSent is set once a watch sent its table's columns.
 	tableColumnsSent bool
+	// listOpts is the query decoded by listOptions.
+	listOpts *metav1.ListOptions
 }
 
 // statusWriter remembers the status code written.

@@ -106,7 +106,9 @@ func parseRequestInfo(r *http.Request) *RequestInfo {
 
 	if info.Name == "" && info.Verb == "get" {
 		info.Verb = "list"
-		if isTrue(r.URL.Query().Get("watch")) {
+		// kube-apiserver decodes ListOptions here and, when that fails,
+		// still reads watch the way the parameter codec would.
+		if queryBool(r.URL.Query(), "watch") {
 			info.Verb = "watch"
 		}
 		if sel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector")); err == nil {
@@ -115,7 +117,7 @@ func parseRequestInfo(r *http.Request) *RequestInfo {
 			}
 		}
 	}
-	if info.Name != "" && info.Verb == "get" && isTrue(r.URL.Query().Get("watch")) {
+	if info.Name != "" && info.Verb == "get" && queryBool(r.URL.Query(), "watch") {
 		info.Verb = "watch"
 	}
 	if info.Name == "" && info.Verb == "delete" {
@@ -131,5 +133,3 @@ func splitPath(path string) []string {
 	}
 	return strings.Split(path, "/")
 }
-
-func isTrue(v string) bool { return v == "true" || v == "1" }

@@ -211,25 +211,21 @@ func (ws *watchStream) bookmark(rev int64, annotations map[string]string) error 
 }
 
 func (q *request) watch() error {
-	query := q.r.URL.Query()
+	opts, err := q.listOptions()
+	if err != nil {
+		return err
+	}
 	sel, err := q.selection()
 	if err != nil {
 		return err
 	}
-	rvParam := query.Get("resourceVersion")
-	match := query.Get("resourceVersionMatch")
-	bookmarks := isTrue(query.Get("allowWatchBookmarks"))
-	var sendInitial *bool
-	if v := query.Get("sendInitialEvents"); v != "" {
-		b := isTrue(v)
-		sendInitial = &b
-	}
-	var startRev int64
-	if rvParam != "" {
-		startRev, err = strconv.ParseInt(rvParam, 10, 64)
-		if err != nil || startRev < 0 {
-			return invalidResourceVersion(rvParam)
-		}
+	rvParam := opts.ResourceVersion
+	match := string(opts.ResourceVersionMatch)
+	bookmarks := opts.AllowWatchBookmarks
+	sendInitial := opts.SendInitialEvents
+	startRev, err := parseResourceVersion(rvParam)
+	if err != nil {
+		return err
 	}
 	if sendInitial != nil {
 		if match != string(metav1.ResourceVersionMatchNotOlderThan) {
@@ -242,13 +238,12 @@ func (q *request) watch() error {
 		return apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch is forbidden for watch"))
 	}
 	timeout := time.Duration(float64(defaultWatchTimeout) * (1 + rand.Float64()))
-	if v := query.Get("timeoutSeconds"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", v))
+	if n := opts.TimeoutSeconds; n != nil {
+		if *n < 0 {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %d", *n))
 		}
-		if n > 0 {
-			timeout = time.Duration(n) * time.Second
+		if *n > 0 {
+			timeout = time.Duration(*n) * time.Second
 		}
 	}
 	ctx, cancel := context.WithTimeout(q.ctx, timeout)

@@ -103,6 +103,7 @@ func (q *request) create() error {
 		m.SetName(m.GetGenerateName() + utilrand.String(5))
 	}
 	q.ev.ObjectRef.Name = m.GetName()
+	sentVersion := m.GetResourceVersion()
 	prepareForCreate(q.res, obj)
 	if err := q.admit(admission.Create, obj, nil, dryRun); err != nil {
 		return err
@@ -116,6 +117,9 @@ func (q *request) create() error {
 		q.respond(http.StatusCreated, obj)
 		return nil
 	}
+	if resourceVersionSetOnCreate(sentVersion) {
+		return errResourceVersionSetOnCreate
+	}
 	q.enter(stageEtcd)
 	kv, err := q.s.createInStore(q.ctx, q.res, obj)
 	if err != nil {
@@ -125,6 +129,19 @@ func (q *request) create() error {
 	q.setObjectRef(obj)
 	q.respond(http.StatusCreated, obj)
 	return nil
+}
+
+// errResourceVersionSetOnCreate is kube-apiserver's answer to a create
+// whose object carries a resourceVersion: its etcd3 store refuses it with a
+// plain error, which reaches the client as a 500 without a reason.
+var errResourceVersionSetOnCreate = apiStatusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
+
+// resourceVersionSetOnCreate tells whether the etcd3 store would refuse a
+// create sent with rv: one that parses as a non-zero revision (one that
+// does not parse is ignored there, and a dry run never reaches it).
+func resourceVersionSetOnCreate(rv string) bool {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && n != 0
 }
 
 // mutation computes the object to write from the stored one. It returns an
@@ -363,17 +380,15 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to decode DeleteOptions: %v", err))
 		}
 	}
-	query := q.r.URL.Query()
-	if v := query.Get("gracePeriodSeconds"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
-		}
-		opts.GracePeriodSeconds = &n
+	var query metav1.DeleteOptions
+	if err := decodeQuery(q.r.URL.Query(), &query); err != nil {
+		return nil, err
 	}
-	if v := query.Get("propagationPolicy"); v != "" {
-		p := metav1.DeletionPropagation(v)
-		opts.PropagationPolicy = &p
+	if query.GracePeriodSeconds != nil {
+		opts.GracePeriodSeconds = query.GracePeriodSeconds
+	}
+	if p := query.PropagationPolicy; p != nil && *p != "" {
+		opts.PropagationPolicy = p
 	}
 	if err := checkDeleteOptions(opts); err != nil {
 		return nil, err
