@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what Glassplane's tests and `make up` need on Debian:
 # containerd and runc (real containers), busybox-static (the offline demo image),
-# CNI plugins, etcd (external-etcd test), docker-registry (image pull test), chromium and a Korean font (browser
+# CNI plugins, etcd (external-etcd test; etcdctl also for `make up`), docker-registry (image pull test), chromium and a Korean font (browser
 # tests and screenshots of the Korean narration).
 # It is idempotent: packages already present are not reinstalled.
 #
 # Usage: install-deps.sh [runtime|test]
-#   runtime  what `make up` needs for real containers
+#   runtime  what `make up` needs for real containers, and etcdctl
 #   test     everything the tests need (the default)
 set -euo pipefail
 
 profile="${1:-test}"
 pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 ca-certificates)
 case "$profile" in
-runtime) ;;
+runtime) pkgs+=(etcd-client) ;;
 test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum) ;;
 *) echo "install-deps: unknown profile $profile (want runtime or test)" >&2; exit 2 ;;
 esac
