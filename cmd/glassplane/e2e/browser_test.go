@@ -49,6 +49,7 @@ spec:
   - name: web
     image: glassplane.local/hello:latest
 `
+	loginAdmin(t, c, form)
 	webtest.Navigate(t, form, c.WebURL+"/apply")
 	webtest.WaitSelector(t, form, webtest.TestID("manifest"))
 	ctx, cancelRun := context.WithTimeout(form, webtest.Timeout)
@@ -122,8 +123,10 @@ func click(t *testing.T, tab context.Context, id string) {
 // on the overview's tempo panel: a new pod is not bound while the scheduler
 // waits (the panel and the map show it waiting), one Next lets the
 // scheduler bind it and no more, the next Next lets the node agent start
-// its container. A ServiceAccount without rights, logged in with its token,
-// sees the control disabled and gets RBAC's Forbidden when it tries.
+// its container. Without a login the control is disabled; the admin (by
+// the one-time link) changes it. A ServiceAccount without rights, logged in
+// with its token, sees the control disabled and gets RBAC's Forbidden when
+// it tries.
 func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 	c := SharedCluster(t)
 	ctx := context.Background()
@@ -135,9 +138,14 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 
 	webtest.Navigate(t, tab, c.WebURL+"/")
 	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
+	if webtest.Eval[string](t, tab, `document.querySelector('[data-testid="tempo"]').dataset.canChange`) != "false" {
+		t.Fatal("the tempo control is enabled without a login")
+	}
+	loginAdmin(t, c, tab)
+	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
 	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
 	if webtest.Eval[string](t, tab, `document.querySelector('[data-testid="tempo"]').dataset.canChange`) != "true" {
-		t.Fatal("the dashboard's own identity may not change the tempo")
+		t.Fatal("the admin may not change the tempo")
 	}
 	click(t, tab, "tempo-mode-step")
 	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="tempo"]').dataset.mode === "step"`)
@@ -307,6 +315,7 @@ func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
 	manifest := strings.Replace(seedPod, "seed-mypod", "dryrunpod", 1)
 	t.Cleanup(func() { c.Kubectl(t, "", "delete", "pod", "dryrunpod", "--wait=false") })
 
+	loginAdmin(t, c, tab)
 	webtest.Navigate(t, tab, c.WebURL+"/apply")
 	fillAndClick(t, tab, manifest, "apply-dryrun")
 	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result"]').dataset.action`); got != "created (server dry run)" {
@@ -376,6 +385,7 @@ func TestBrowserDemosPage(t *testing.T) {
 	c := SharedCluster(t)
 	tab := webtest.Browser(t)
 	out := webtest.OutputDir(t)
+	loginAdmin(t, c, tab)
 	webtest.Navigate(t, tab, c.WebURL+"/demos?lang=ko")
 	for _, name := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied"} {
 		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))

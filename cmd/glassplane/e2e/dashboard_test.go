@@ -58,6 +58,7 @@ func TestDashboardTeaches(t *testing.T) {
 	webtest.WaitSelector(t, home, webtest.TestID("map-box-apiserver"))
 
 	form := newTab(t, home)
+	loginAdmin(t, c, form)
 	webtest.Navigate(t, form, c.WebURL+"/apply")
 	webtest.WaitSelector(t, form, webtest.TestID("manifest"))
 	submit(t, form, seedPod)

@@ -217,10 +217,12 @@ func eventMessages(evs []corev1.Event) []string {
 }
 
 // TestBrowserDemoPreemption plays the preemption demo from the dashboard's
-// Demos page, as the dashboard's own identity, to its last step.
+// Demos page, as the admin (logged in by the one-time link), to its last
+// step.
 func TestBrowserDemoPreemption(t *testing.T) {
 	c := SharedCluster(t)
 	tab := webtest.Browser(t)
+	loginAdmin(t, c, tab)
 	webtest.Navigate(t, tab, c.WebURL+"/demos")
 	for _, name := range []string{"preemption", "crash-loop", "node-failure"} {
 		webtest.WaitSelector(t, tab, webtest.TestID("demo-"+name))
