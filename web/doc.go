@@ -21,18 +21,26 @@
 // etcdkeys.glassplane.io (cluster-scoped; system:masters has it), and
 // other users' requests list on events.audit.k8s.io (cluster-scoped),
 // everyone seeing their own. The dashboard's own identity (no user logged
-// in with an API token) reads everything. A Secret's values are masked
+// in) reads everything. A Secret's values are masked
 // wherever they would show, kubectl's last-applied-configuration included.
 // It writes only through the real
 // API server as a client (apply, an object page's Delete, tempo, demos), so
 // every change it makes is authenticated, authorized, admitted and audited
 // like kubectl's.
 //
-// Login takes either the dashboard's login token (the dashboard then acts
-// with its own identity, system:glassplane-dashboard) or any bearer token
-// the API server accepts (a --token-auth-file token, `kubectl create
-// token`): the dashboard asks the API server whose it is (SelfSubjectReview),
-// keeps a server-side session, and sends that user's writes with its own
+// It answers only requests whose Host names an address it listens on
+// (hosts.go; no DNS rebinding) and refuses changes sent from another
+// origin. Without a login it only shows the cluster: its own identity,
+// system:glassplane-dashboard, may read, ask SubjectAccessReviews and
+// impersonate, never write. Every change (writers.go) is made as a
+// logged-in user, who logs in with any bearer token the API server accepts
+// (a --token-auth-file token, `kubectl create token`; the dashboard asks
+// the API server whose it is with a SelfSubjectReview, and asks again with
+// that token every minute and before each change, ending the session when
+// it is refused) or by the one-time link glassplane up prints, which logs
+// in as the cluster admin once (loginlink.go). The dashboard's login token
+// (a dashboard beyond loopback) only lets the browser look. Sessions are
+// kept server-side, and a user's writes carry the dashboard's own
 // credentials plus Impersonate-User and Impersonate-Group, so RBAC decides
 // them as for that user and a Forbidden Status is shown as the API wrote
 // it. The tempo (package controlplane/tempo, the ConfigMap
