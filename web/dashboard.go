@@ -72,6 +72,8 @@ type Dashboard struct {
 	// link is the one-time admin login link; nil without Config.LinkUser.
 	link     *adminLink
 	demoRuns demoRuns
+	// access decides what logged-in users may read.
+	access *access
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -100,7 +102,13 @@ func New(cfg Config) (*Dashboard, error) {
 		d.link = l
 	}
 	d.hub = newHub(cfg.Store, cfg.Audit, cfg.Logger)
+	d.access = newAccess(noAPIReviewer{})
 	if cfg.RESTConfig != nil {
+		r, err := newSARReviewer(cfg.RESTConfig)
+		if err != nil {
+			return nil, err
+		}
+		d.access = newAccess(r)
 		a, err := newAPIApplier(cfg.RESTConfig)
 		if err != nil {
 			return nil, err
