@@ -1,5 +1,8 @@
 // Package etcdtest starts a real embedded etcd for tests, on free loopback
-// ports in a temporary directory, and stops it when the test ends.
+// ports in a temporary directory, and stops it when the test ends. The member
+// serves TLS with client certificates as in production (its CA and the
+// admin's certificate are in Server.AdminTLS); tests use its in-process
+// client.
 package etcdtest
 
 import (
