@@ -37,8 +37,9 @@ func newHostPolicy(listen string, accept []string) hostPolicy {
 	ip := net.ParseIP(host)
 	switch {
 	case listen != "" && host == "", ip != nil && ip.IsUnspecified():
+		// The URL glassplane up prints names the wildcard address itself.
 		p.anyInterface = true
-		p.names = slices.Clone(loopbackNames)
+		p.names = append(slices.Clone(loopbackNames), "0.0.0.0", "::")
 	case listen == "", IsLoopback(listen):
 		p.names = slices.Clone(loopbackNames)
 	case ip != nil:

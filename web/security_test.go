@@ -77,6 +77,7 @@ func TestHostPolicy(t *testing.T) {
 		{"0.0.0.0:8080", nil, "localhost:8080", true},
 		{":8080", nil, "evil.example:8080", false},
 		{"0.0.0.0:8080", nil, "192.0.2.200:8080", false},
+		{"0.0.0.0:8080", nil, "0.0.0.0:8080", true},
 		{"[::]:8080", []string{"Dash.Example.org"}, "dash.example.org:443", true},
 	}
 	for _, tt := range tests {
