@@ -131,10 +131,11 @@ func (q *request) create() error {
 	return nil
 }
 
-// errResourceVersionSetOnCreate is kube-apiserver's answer to a create
-// whose object carries a resourceVersion: its etcd3 store refuses it with a
-// plain error, which reaches the client as a 500 without a reason.
-var errResourceVersionSetOnCreate = apiStatusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
+// errResourceVersionSetOnCreate refuses a create whose object carries a
+// resourceVersion with the text of kube-apiserver's etcd3 store. That store
+// returns a plain error, which kube-apiserver answers as a 500; a request a
+// client got wrong is a 400 here, as no user input gets a 500.
+var errResourceVersionSetOnCreate = apiStatusError(http.StatusBadRequest, metav1.StatusReasonBadRequest, "resourceVersion should not be set on objects to be created")
 
 // resourceVersionSetOnCreate tells whether the etcd3 store would refuse a
 // create sent with rv: one that parses as a non-zero revision (one that
