@@ -3,6 +3,7 @@ package components
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -324,4 +325,17 @@ func TestClusterMap(t *testing.T) {
 			t.Errorf("node text = %q", got)
 		}
 	})
+}
+
+// TestLoginPageRemote: only a dashboard listening beyond this machine says
+// so (and that it takes its own login token).
+func TestLoginPageRemote(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		t.Run(fmt.Sprint("remote=", remote), func(t *testing.T) {
+			doc, _ := render(t, LoginPage(layout(PageLogin), Login{Remote: remote}))
+			if got := len(byTestID(doc, "login-remote")); got != map[bool]int{false: 0, true: 1}[remote] {
+				t.Errorf("login-remote shown %d times", got)
+			}
+		})
+	}
 }

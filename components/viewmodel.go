@@ -432,6 +432,9 @@ type Login struct {
 	// Next is the dashboard path to return to.
 	Next  string
 	Error string
+	// Remote is set when the dashboard listens beyond this machine, where
+	// it also takes its own login token.
+	Remote bool
 }
 
 // Pages listing Events and Nodes.

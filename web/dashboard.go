@@ -122,10 +122,12 @@ func New(cfg Config) (*Dashboard, error) {
 // Register adds every dashboard route to e: the pages, the websocket at /ws
 // and the embedded assets under /static/. Every request must name the
 // dashboard in its Host header, and every change must come from the
-// dashboard's own pages (see checkHost, checkOrigin). With a login token,
+// dashboard's own pages (see checkHost, checkOrigin). A browser's page
+// request that fails gets a page, not JSON (see errorPage). With a login token,
 // everything but /login and /static/ requires it; every change requires a
 // logged-in user (see requireWriter).
 func (d *Dashboard) Register(e *echo.Echo) {
+	e.HTTPErrorHandler = d.errorPage(e.HTTPErrorHandler)
 	e.Pre(d.checkHost, d.checkOrigin)
 	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:" + csrfField,

@@ -40,6 +40,13 @@ func IsLoopback(listen string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// renderLogin serves the login form; it mentions the dashboard's own login
+// token only where there is one to mention, beyond loopback.
+func (d *Dashboard) renderLogin(c *echo.Context, status int, vm components.Login) error {
+	vm.Remote = d.cfg.Listen != "" && !IsLoopback(d.cfg.Listen)
+	return render(c, status, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+}
+
 // loginProof is what the cookie carries: a digest of the token, so the
 // token itself is never stored in the browser.
 func loginProof(token string) string {
@@ -120,7 +127,7 @@ func (d *Dashboard) loginForm(c *echo.Context) error {
 	if c.QueryParam("ended") != "" {
 		vm.Error = msgLoginEnded
 	}
-	return render(c, http.StatusOK, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+	return d.renderLogin(c, http.StatusOK, vm)
 }
 
 // loginByLink logs the browser in as the cluster admin when code is the
@@ -129,7 +136,7 @@ func (d *Dashboard) loginByLink(c *echo.Context, code string, vm components.Logi
 	if d.link == nil || !d.link.consume(code, d.log) {
 		d.log.Info("dashboard login by link refused", "remote", c.Request().RemoteAddr)
 		vm.Error = "This login link was used already or is not the current one. " + d.linkHint()
-		return render(c, http.StatusUnauthorized, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+		return d.renderLogin(c, http.StatusUnauthorized, vm)
 	}
 	id := identity{User: d.cfg.LinkUser, Groups: slices.Clone(d.cfg.LinkGroups)}
 	if err := d.startSession(c, id, ""); err != nil {
@@ -182,7 +189,7 @@ func (d *Dashboard) loginSubmit(c *echo.Context) error {
 	if err != nil {
 		d.log.Info("dashboard login refused", "remote", c.Request().RemoteAddr, "err", err)
 		vm := components.Login{CSRFToken: csrfToken(c), Next: next, Error: "Neither the dashboard's login token nor a token the API server accepts."}
-		return render(c, http.StatusUnauthorized, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+		return d.renderLogin(c, http.StatusUnauthorized, vm)
 	}
 	if err := d.startSession(c, id, token); err != nil {
 		return err

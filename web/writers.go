@@ -122,7 +122,7 @@ func refuseJSON(c *echo.Context, status int, msg string) error {
 func (d *Dashboard) refuseWithLogin(c *echo.Context, status int, msg string) error {
 	next := safeNext(strings.TrimSuffix(c.Request().URL.Path, "/delete"))
 	vm := components.Login{CSRFToken: csrfToken(c), Next: next, Error: msg}
-	return render(c, status, components.LoginPage(d.layout("Log in", components.PageLogin, 0, 0), vm))
+	return d.renderLogin(c, status, vm)
 }
 
 // refuseApply answers the apply form's write on the apply page, keeping

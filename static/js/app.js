@@ -24,4 +24,4 @@ if (document.body.dataset.page === "overview") {
 }
 if (document.body.dataset.page === "apply") applyPage();
 if (document.body.dataset.page === "demos") demosPage();
-if (document.body.dataset.page !== "login") stream.start();
+if (!["login", "error"].includes(document.body.dataset.page)) stream.start();
