@@ -2,7 +2,7 @@
 GO        ?= go
 BIN       := bin/glassplane
 DATA_DIR  ?= ./glassplane-data
-UP_FLAGS  ?=
+UP_FLAGS  ?= --simulated-nodes 2
 TEMPL_SRC := $(shell find components web -name '*.templ' 2>/dev/null)
 TEMPL_GO  := $(TEMPL_SRC:.templ=_templ.go)
 GO_SRC    := $(shell find . -name '*.go' -not -path './bin/*' 2>/dev/null)
