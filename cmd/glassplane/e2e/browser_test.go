@@ -352,6 +352,9 @@ func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
 	webtest.Screenshot(t, tab, filepath.Join(out, "apply-field-error.png"))
 
 	c.MustKubectl(t, "", "create", "serviceaccount", "apply-viewer")
+	// It may read (the object page needs get on the pod), not write.
+	c.MustKubectl(t, "", "create", "rolebinding", "apply-viewer-view", "--clusterrole=view", "--serviceaccount=default:apply-viewer")
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "rolebinding", "apply-viewer-view", "--ignore-not-found") })
 	token := strings.TrimSpace(c.MustKubectl(t, "", "create", "token", "apply-viewer"))
 	loginAs(t, c, tab, token)
 	webtest.Navigate(t, tab, c.WebURL+"/apply")
@@ -360,7 +363,7 @@ func TestBrowserApplyDryRunFieldErrorsAndForbidden(t *testing.T) {
 	}
 	fillAndClick(t, tab, strings.Replace(seedPod, "seed-mypod", "viewerpod", 1), "apply-submit")
 	msg := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="apply-result-error"]')?.textContent ?? ""`)
-	if !strings.Contains(msg, `"viewerpod" is forbidden: User "system:serviceaccount:default:apply-viewer" cannot`) {
+	if !strings.Contains(msg, `is forbidden: User "system:serviceaccount:default:apply-viewer" cannot create resource "pods"`) {
 		t.Fatalf("a user without rights saw %q", msg)
 	}
 	webtest.Screenshot(t, tab, filepath.Join(out, "apply-forbidden.png"))
