@@ -43,7 +43,7 @@ func ApplyPage(l Layout, a Apply) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"apply\"><h1>Apply a manifest</h1><p class=\"lead\">The manifest goes to the API server like <code>kubectl apply -f</code>: authentication, authorization, admission, then etcd. Several documents may be separated by <code>---</code>. <strong>Dry run</strong> stops before etcd (<code>dryRun=All</code>) and shows what admission and defaulting would add.</p><p class=\"apply-as\" data-testid=\"apply-acting-as\">Acting as <strong>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"apply\"><h1 data-i18n=\"apply.head\">Apply a manifest</h1><p class=\"lead\">The manifest goes to the API server like <code>kubectl apply -f</code>: authentication, authorization, admission, then etcd. Several documents may be separated by <code>---</code>. <strong>Dry run</strong> stops before etcd (<code>dryRun=All</code>) and shows what admission and defaulting would add.</p><p class=\"apply-as\" data-testid=\"apply-acting-as\">Acting as <strong>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

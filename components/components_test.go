@@ -339,3 +339,29 @@ func TestLoginPageRemote(t *testing.T) {
 		})
 	}
 }
+
+// TestAttemptMatrixOneFeasible: an attempt with one feasible node and no
+// scores says why, in words the page can show in Korean too.
+func TestAttemptMatrixOneFeasible(t *testing.T) {
+	tests := []struct {
+		name string
+		m    AttemptMatrix
+		want int
+	}{
+		{"one feasible node", AttemptMatrix{Nodes: 1, Evaluated: 1, Feasible: 1, Node: "n1"}, 1},
+		{"scored nodes", AttemptMatrix{Nodes: 3, Evaluated: 3, Feasible: 3, Node: "n1", ScorePlugins: []ScorePluginHead{{Name: "NodeResourcesFit", Weight: 1}}}, 0},
+		{"no feasible node", AttemptMatrix{Nodes: 1, Evaluated: 1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, _ := render(t, AttemptMatrixView(tt.m))
+			notes := byTestID(doc, "sched-no-scores")
+			if len(notes) != tt.want {
+				t.Fatalf("sched-no-scores shown %d times, want %d", len(notes), tt.want)
+			}
+			if tt.want == 1 && !strings.Contains(text(notes[0]), "--simulated-nodes 3") {
+				t.Errorf("note = %q, want it to name --simulated-nodes 3", text(notes[0]))
+			}
+		})
+	}
+}

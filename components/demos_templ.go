@@ -44,7 +44,7 @@ func DemosPage(l Layout, d Demos) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"demos\" data-testid=\"demos\"><h1>Classroom demos</h1><p class=\"lead\">Each demo is a script of API calls with a narration per step; it acts as <strong data-testid=\"demos-acting-as\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"demos\" data-testid=\"demos\"><h1 data-i18n=\"demos.head\">Classroom demos</h1><p class=\"lead\">Each demo is a script of API calls with a narration per step; it acts as <strong data-testid=\"demos-acting-as\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -274,7 +274,7 @@ func DemosPage(l Layout, d Demos) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</table><p class=\"error\" data-testid=\"demo-error\" hidden></p><h2>Runs</h2><div id=\"demo-runs\" data-testid=\"demo-runs\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</table><p class=\"error\" data-testid=\"demo-error\" hidden></p><h2 data-i18n=\"demos.runs\">Runs</h2><div id=\"demo-runs\" data-testid=\"demo-runs\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -778,7 +778,7 @@ func EtcdPage(l Layout, e Etcd) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, " <h3>Value</h3><pre class=\"code\" data-testid=\"etcd-json\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, " <h3 data-i18n=\"etcd.value\">Value</h3><pre class=\"code\" data-testid=\"etcd-json\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -41,7 +41,7 @@ func EventsPage(l Layout, e Events) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"list-page\" data-testid=\"events-page\"><h1>Events</h1><form class=\"filters\" method=\"get\" action=\"/events\" data-testid=\"event-filters\"><label>type <select name=\"type\" data-testid=\"filter-type\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"list-page\" data-testid=\"events-page\"><h1 data-i18n=\"events.head\">Events</h1><form class=\"filters\" method=\"get\" action=\"/events\" data-testid=\"event-filters\"><label>type <select name=\"type\" data-testid=\"filter-type\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -376,7 +376,7 @@ func NodesPage(l Layout, n Nodes) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"list-page\" data-testid=\"nodes-page\"><h1>Nodes</h1><form class=\"filters\" method=\"get\" action=\"/nodes\" data-testid=\"node-filters\"><label>ready <select name=\"ready\" data-testid=\"filter-ready\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"list-page\" data-testid=\"nodes-page\"><h1 data-i18n=\"nodes.head\">Nodes</h1><form class=\"filters\" method=\"get\" action=\"/nodes\" data-testid=\"node-filters\"><label>ready <select name=\"ready\" data-testid=\"filter-ready\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

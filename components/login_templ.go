@@ -39,7 +39,7 @@ func LoginPage(l Layout, v Login) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"login\" data-testid=\"login\"><h1>Log in to the dashboard</h1><p class=\"lead\">Without a login the dashboard only shows the cluster. Log in with an API bearer token (<code>kubectl create token</code>, a <code>--token-auth-file</code> token) to act as that user, RBAC deciding. ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"login\" data-testid=\"login\"><h1 data-i18n=\"login.head\">Log in to the dashboard</h1><p class=\"lead\">Without a login the dashboard only shows the cluster. Log in with an API bearer token (<code>kubectl create token</code>, a <code>--token-auth-file</code> token) to act as that user, RBAC deciding. ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

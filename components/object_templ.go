@@ -442,7 +442,7 @@ func ObjectPage(l Layout, o Object) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<div class=\"object-cols\"><div class=\"timeline-panel\"><h2>Timeline</h2><table class=\"timeline\" data-testid=\"timeline\"><thead><tr><th>time</th><th>+ms</th><th>source</th><th>who</th><th>what</th><th>detail</th></tr></thead> <tbody id=\"timeline-rows\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<div class=\"object-cols\"><div class=\"timeline-panel\"><h2 data-i18n=\"object.timeline\">Timeline</h2><table class=\"timeline\" data-testid=\"timeline\"><thead><tr><th>time</th><th>+ms</th><th>source</th><th>who</th><th>what</th><th>detail</th></tr></thead> <tbody id=\"timeline-rows\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -457,7 +457,7 @@ func ObjectPage(l Layout, o Object) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(o.Dependents) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<h2>Dependents' steps</h2>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<h2 data-i18n=\"object.dependents\">Dependents' steps</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -581,7 +581,7 @@ func ObjectPage(l Layout, o Object) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</div><div class=\"stored-panel\"><h2>Stored object</h2><pre class=\"code\" id=\"object-yaml\" data-testid=\"object-yaml\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</div><div class=\"stored-panel\"><h2 data-i18n=\"object.stored\">Stored object</h2><pre class=\"code\" id=\"object-yaml\" data-testid=\"object-yaml\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -951,7 +951,7 @@ func DecisionView(d Decision) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "<div class=\"decision\" data-testid=\"decision\"><h2>Scheduler decision</h2><p class=\"decision-summary\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "<div class=\"decision\" data-testid=\"decision\"><h2 data-i18n=\"object.decision\">Scheduler decision</h2><p class=\"decision-summary\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -39,7 +39,7 @@ func OverviewPage(l Layout, o Overview) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"overview\"><div class=\"cluster\"><h1>Cluster map</h1>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"overview\"><div class=\"cluster\"><h1 data-i18n=\"overview.map\">Cluster map</h1>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -47,7 +47,7 @@ func OverviewPage(l Layout, o Overview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<h2>Nodes</h2><div class=\"nodes\" id=\"nodes\" data-testid=\"nodes\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<h2 data-i18n=\"overview.nodes\">Nodes</h2><div class=\"nodes\" id=\"nodes\" data-testid=\"nodes\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -67,7 +67,7 @@ func OverviewPage(l Layout, o Overview) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<h2>Waiting for a node</h2><div class=\"pods unscheduled\" id=\"unscheduled\" data-testid=\"unscheduled\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<h2 data-i18n=\"overview.unscheduled\">Waiting for a node</h2><div class=\"pods unscheduled\" id=\"unscheduled\" data-testid=\"unscheduled\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -89,7 +89,7 @@ func OverviewPage(l Layout, o Overview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h2>Recent steps</h2><ol class=\"feed\" id=\"feed\" data-testid=\"feed\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h2 data-i18n=\"overview.steps\">Recent steps</h2><ol class=\"feed\" id=\"feed\" data-testid=\"feed\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -133,7 +133,7 @@ func NarrationPanel() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"narration\" id=\"narration\" data-testid=\"narration\"><div class=\"narration-head\"><h2>What just happened</h2><div class=\"lang\" role=\"group\" aria-label=\"language\" data-testid=\"lang\"><button type=\"button\" class=\"lang-btn\" data-lang=\"en\" data-testid=\"lang-en\">English</button> <button type=\"button\" class=\"lang-btn\" data-lang=\"ko\" data-testid=\"lang-ko\" lang=\"ko\">한국어</button></div></div><p class=\"narration-text\" id=\"narration-text\" data-testid=\"narration-text\">Apply a manifest (the Apply page or kubectl) and watch each step travel through the cluster.</p><ol class=\"steps\" id=\"steps\" data-testid=\"steps\"></ol></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"narration\" id=\"narration\" data-testid=\"narration\"><div class=\"narration-head\"><h2 data-i18n=\"narration.head\">What just happened</h2><div class=\"lang\" role=\"group\" aria-label=\"language\" data-testid=\"lang\"><button type=\"button\" class=\"lang-btn\" data-lang=\"en\" data-testid=\"lang-en\">English</button> <button type=\"button\" class=\"lang-btn\" data-lang=\"ko\" data-testid=\"lang-ko\" lang=\"ko\">한국어</button></div></div><p class=\"narration-text\" id=\"narration-text\" data-testid=\"narration-text\">Apply a manifest (the Apply page or kubectl) and watch each step travel through the cluster.</p><ol class=\"steps\" id=\"steps\" data-testid=\"steps\"></ol></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

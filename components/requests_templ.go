@@ -43,7 +43,7 @@ func RequestsPage(l Layout, r Requests) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"requests\" data-testid=\"requests\"><h1>Request pipeline</h1><p class=\"lead\">Every request goes through the API server in the same order: who are you (authentication), may you do this (RBAC authorization), is the object well formed (admission: defaults, then validation), and only then the write into etcd. A refused request stops at the stage that refused it.</p><form class=\"filters\" method=\"get\" action=\"/requests\" data-testid=\"request-filters\"><label><input type=\"checkbox\" name=\"reads\" value=\"1\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"requests\" data-testid=\"requests\"><h1 data-i18n=\"requests.head\">Request pipeline</h1><p class=\"lead\">Every request goes through the API server in the same order: who are you (authentication), may you do this (RBAC authorization), is the object well formed (admission: defaults, then validation), and only then the write into etcd. A refused request stops at the stage that refused it.</p><form class=\"filters\" method=\"get\" action=\"/requests\" data-testid=\"request-filters\"><label><input type=\"checkbox\" name=\"reads\" value=\"1\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -25,6 +25,7 @@
 // (a map of a hundred nodes has over a thousand elements).
 import { el, pacer } from "./dom.js";
 import { currentLang, setLang, narrate, idleText, LANGS } from "./narration.js";
+import { applyLang } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
@@ -548,7 +549,8 @@ class ClusterMap {
         this.lang = btn.dataset.lang;
         setLang(this.lang);
         for (const b of document.querySelectorAll(".lang-btn")) b.setAttribute("aria-pressed", String(b.dataset.lang === this.lang));
-        document.documentElement.dataset.lang = this.lang;
+        applyLang(this.lang);
+        document.dispatchEvent(new CustomEvent("glassplane:lang", { detail: { lang: this.lang } }));
         this.narrate(this.current);
       });
     }

@@ -3,6 +3,8 @@
 // kube-system/glassplane-tempo as the logged-in user. The panel and the
 // map's "waiting" marks follow that object live from the page's stream.
 import { el, byTestId } from "./dom.js";
+import { currentLang } from "./narration.js";
+import { t as say } from "./i18n.js";
 
 function isTempo(msg) {
   return msg.kind === "ConfigMap" && msg.namespace === "kube-system" && msg.name === "glassplane-tempo";
@@ -38,7 +40,9 @@ function render(panel, t) {
   for (const input of panel.querySelectorAll('input[name="mode"]')) input.checked = input.value === t.mode;
   const next = byTestId("tempo-next", panel);
   if (next) next.disabled = !canChange || t.mode !== "step";
-  byTestId("tempo-last", panel).textContent = t.lastStep ? `last: ${t.lastStep}` : "";
+  const last = byTestId("tempo-last", panel);
+  last.dataset.step = t.lastStep;
+  last.textContent = t.lastStep ? `${say("tempo.last", currentLang(), "last:")} ${t.lastStep}` : "";
   const list = byTestId("tempo-waiting", panel);
   list.replaceChildren(...(t.waiting || []).map((w) => el("li", { "data-testid": "tempo-waiting-item" }, w)));
   for (const box of document.querySelectorAll(".tempo-waiting-box")) box.classList.remove("tempo-waiting-box");
@@ -100,6 +104,10 @@ export function tempo(stream) {
       const next = byTestId("tempo-next", panel);
       if (next && !next.disabled) byTestId("tempo-next-form", panel).requestSubmit();
     }
+  });
+  document.addEventListener("glassplane:lang", (ev) => {
+    const last = byTestId("tempo-last", panel);
+    if (last.dataset.step) last.textContent = `${say("tempo.last", ev.detail.lang, "last:")} ${last.dataset.step}`;
   });
   stream.on("watch", (msg) => {
     if (!isTempo(msg)) return;
