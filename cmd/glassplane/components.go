@@ -127,7 +127,7 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&nodeName, "node-name", "", "the node's name (default: the host name)")
 	f.StringVar(&runtimeName, "runtime", "simulated", "containerd or simulated")
 	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
-	f.StringVar(&dataDir, "data-dir", defaultDataDir, "where the node keeps pod logs and state")
+	addDataDirFlag(f, &dataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.DurationVar(&completeAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit")
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
@@ -146,7 +146,11 @@ func newImageCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if address == "" {
-				address = runtime.ManagedContainerdAddress(dataDir)
+				dir, err := existingDataDir(dataDir)
+				if err != nil {
+					return err
+				}
+				address = runtime.ManagedContainerdAddress(dir)
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
@@ -163,7 +167,7 @@ func newImageCommand() *cobra.Command {
 			return nil
 		},
 	}
-	imp.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the data directory of `glassplane up` (its managed containerd)")
+	addDataDirFlag(imp.Flags(), &dataDir, "the data directory of \"glassplane up\", whose managed containerd imports the image")
 	imp.Flags().StringVar(&address, "containerd-address", "", "containerd socket (default: the managed one in --data-dir)")
 	cmd.AddCommand(imp)
 	return cmd

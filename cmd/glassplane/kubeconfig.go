@@ -11,8 +11,6 @@ import (
 	"github.com/glassplane/glassplane/controlplane/pki"
 )
 
-const defaultDataDir = "./glassplane-data"
-
 func newKubeconfigCommand() *cobra.Command {
 	var (
 		dataDir string
@@ -27,11 +25,15 @@ func newKubeconfigCommand() *cobra.Command {
 			"With --user, issues a client certificate from the cluster CA for that user and groups and prints a kubeconfig for it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			dataDir, err := existingDataDir(dataDir)
+			if err != nil {
+				return err
+			}
 			adminPath := filepath.Join(dataDir, "kubeconfig")
 			if user == "" {
 				b, err := os.ReadFile(adminPath)
 				if err != nil {
-					return fmt.Errorf("failed to read %q (has `glassplane up --data-dir %s` run?): %w", adminPath, dataDir, err)
+					return fmt.Errorf("failed to read %q (has \"glassplane up --data-dir %s\" run?): %w", adminPath, dataDir, err)
 				}
 				_, err = cmd.OutOrStdout().Write(b)
 				return err
@@ -57,7 +59,7 @@ func newKubeconfigCommand() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "the data directory of `glassplane up`")
+	addDataDirFlag(cmd.Flags(), &dataDir, "the data directory of \"glassplane up\"")
 	cmd.Flags().StringVar(&user, "user", "", "issue a client certificate for this user name")
 	cmd.Flags().StringArrayVar(&groups, "group", nil, "a group of the user (repeatable)")
 	cmd.Flags().StringVar(&server, "server", "", "the API server URL (default: the one in <data-dir>/kubeconfig)")

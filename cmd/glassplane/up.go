@@ -83,7 +83,7 @@ func newUpCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataDir, "data-dir", defaultDataDir, "where etcd, the CA, containerd state and the kubeconfig live")
+	addDataDirFlag(f, &o.dataDir, "where etcd, the CA, containerd state and the kubeconfig live")
 	f.StringVar(&o.apiListen, "api-listen", "127.0.0.1:6443", "host:port of the Kubernetes API (HTTPS)")
 	f.StringVar(&o.webListen, "web-listen", "127.0.0.1:8080", "host:port of the dashboard (HTTP); empty disables it")
 	f.StringVar(&o.webLoginToken, "web-login-token", "", "token the dashboard asks for at login (it shows the cluster; changes need a user's login); required (and generated into <data-dir>/dashboard-token when empty) unless --web-listen is loopback")
@@ -102,7 +102,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")
 	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")
-	f.BoolVar(&o.runScheduler, "scheduler", true, "run the scheduler in this process; with false, run `glassplane scheduler` processes instead")
+	f.BoolVar(&o.runScheduler, "scheduler", true, "run the scheduler in this process; with false, run \"glassplane scheduler\" processes instead")
 	f.IntVar(&o.nodePort, "node-port", 10250, "HTTPS port of the local node agent for logs and exec (a free port when taken)")
 	f.StringVar(&o.podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "the local node's pod subnet (CNI bridge gp0)")
 	f.StringVar(&o.systemReserved, "system-reserved", "", "resources the local node holds back from allocatable, e.g. cpu=100m,memory=256Mi")
@@ -132,6 +132,13 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
+	// <data-dir>/glassplane.pid: one up per data directory, and what
+	// `glassplane down` stops.
+	release, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 
 	// 1. The cluster CA.
 	ca, err := pki.LoadOrCreateCA(dataDir)

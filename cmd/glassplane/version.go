@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 )
 
 // Version is Glassplane's version, set at build time with
@@ -21,7 +23,7 @@ func newVersionCommand() *cobra.Command {
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				goVersion = bi.GoVersion
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "glassplane %s (%s)\n", Version, goVersion)
+			fmt.Fprintf(cmd.OutOrStdout(), "glassplane %s (Kubernetes %s, %s)\n", Version, kubeversion.GitVersion, goVersion)
 			return nil
 		},
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 )
 
 // aggregatedDiscoveryType is the media type of aggregated discovery v2.
@@ -80,7 +82,7 @@ func errMethodNotAllowed() error {
 // versionInfo is what /version answers.
 func versionInfo() *version.Info {
 	return &version.Info{
-		Major: "1", Minor: "32", GitVersion: GitVersion, GitTreeState: "clean",
+		Major: kubeversion.Major, Minor: kubeversion.Minor, GitVersion: GitVersion, GitTreeState: "clean",
 		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/pki"
 )
 
@@ -65,7 +66,7 @@ func TestDiscoveryThroughClientGo(t *testing.T) {
 		t.Errorf("storage prefixes %v", prefixes)
 	}
 	v, err := dc.ServerVersion()
-	if err != nil || v.GitVersion != "v1.32.0-glassplane" || v.Minor != "32" {
+	if err != nil || v.GitVersion != kubeversion.GitVersion || v.Minor != kubeversion.Minor {
 		t.Errorf("version %+v %v", v, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/pki"
 )
 
@@ -83,7 +84,7 @@ func TestKubectl(t *testing.T) {
 	k := newKubectl(t)
 	ns := shared.namespace(t)
 
-	if out := k.mustRun("", "version"); strings.Contains(out, "WARNING") || !strings.Contains(out, "Server Version: v1.32.0-glassplane") {
+	if out := k.mustRun("", "version"); !strings.Contains(out, "Server Version: "+kubeversion.GitVersion) {
 		t.Errorf("kubectl version: %s", out)
 	}
 	if out := k.mustRun("", "api-resources"); !strings.Contains(out, "pods") || !strings.Contains(out, "deployments") || !strings.Contains(out, "deploy") {

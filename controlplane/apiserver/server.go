@@ -23,15 +23,16 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/node"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 const (
 	// DefaultMaxRequestBodyBytes is kube-apiserver's limit on request bodies.
 	DefaultMaxRequestBodyBytes = 3 << 20
-	// GitVersion is what /version reports; kubectl's version skew check
-	// compares its minor version with its own.
-	GitVersion = "v1.32.0-glassplane"
+	// GitVersion is what /version reports (kubeversion.GitVersion);
+	// kubectl's version skew check compares its minor version with its own.
+	GitVersion = kubeversion.GitVersion
 )
 
 // Config is what the API server needs.

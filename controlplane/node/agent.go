@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 )
 
@@ -35,7 +36,7 @@ const (
 	// DefaultNodeStatusReportInterval is kubelet's nodeStatusReportFrequency.
 	DefaultNodeStatusReportInterval = 5 * time.Minute
 	DefaultPodResyncInterval        = time.Second
-	DefaultKubeletVersion           = "v1.33.0+glassplane"
+	DefaultKubeletVersion           = kubeversion.GitVersion
 	DefaultTerminationGrace         = 30 * time.Second
 	LeaseNamespace                  = "kube-node-lease"
 	LabelRuntime                    = "node.glassplane.io/runtime"

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,26 @@ func TestContainerdPodRunsAndIsRemoved(t *testing.T) {
 	st, err := task.Status(cctx)
 	if err != nil || st.Status != containerd.Running {
 		t.Fatalf("task status = %v, %v; want running", st.Status, err)
+	}
+
+	// The demo's httpd logs each request, so kubectl logs shows a wget's.
+	c.MustKubectl(t, "", "exec", "real", "--", "wget", "-q", "-O", "-", "http://127.0.0.1:8080/")
+	Eventually(t, 30*time.Second, "the request in kubectl logs", func() error {
+		out, err := c.Kubectl(t, "", "logs", "real")
+		if err != nil || !strings.Contains(out, "url:/") || !strings.Contains(out, "response:200") {
+			return fmt.Errorf("kubectl logs: %v\n%s", err, out)
+		}
+		return nil
+	})
+	// kubectl cp runs tar in the container, both ways.
+	src, back := filepath.Join(t.TempDir(), "note.txt"), filepath.Join(t.TempDir(), "back.txt")
+	if err := os.WriteFile(src, []byte("copied in\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.MustKubectl(t, "", "cp", src, "default/real:/tmp/note.txt")
+	c.MustKubectl(t, "", "cp", "default/real:/tmp/note.txt", back)
+	if b, err := os.ReadFile(back); err != nil || string(b) != "copied in\n" {
+		t.Errorf("kubectl cp out of the pod = %q, %v; want what was copied in", b, err)
 	}
 
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, "real", metav1.DeleteOptions{}); err != nil {

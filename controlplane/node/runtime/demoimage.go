@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"strings"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -27,30 +28,40 @@ const (
 	// on SIGTERM so graceful deletion is quick. The page names the pod by
 	// $HOSTNAME, which the runtime sets as CRI runtimes do (hostname runs
 	// only where it is unset): pods start in bursts, and each process
-	// started costs the node a fork and an exec.
-	demoScript = `echo "<h1>Hello from ${HOSTNAME:-$(hostname)}</h1>" > /www/index.html; trap "exit 0" TERM; httpd -f -p 8080 -h /www & wait`
+	// started costs the node a fork and an exec. httpd -vv logs each
+	// request's client, URL and status to stderr, which `kubectl logs`
+	// shows.
+	demoScript = `echo "<h1>Hello from ${HOSTNAME:-$(hostname)}</h1>" > /www/index.html; trap "exit 0" TERM; httpd -f -vv -p 8080 -h /www & wait`
 )
 
-// demoApplets are the busybox applets linked into /bin of the demo image.
+// demoApplets are the busybox applets linked into /bin of the demo image;
+// tar is what `kubectl cp` runs in the container.
 var demoApplets = []string{
 	"sh", "ash", "httpd", "wget", "sleep", "cat", "ls", "echo", "env", "printenv",
 	"mkdir", "rm", "cp", "mv", "ln", "touch", "ps", "kill", "top", "hostname",
 	"ip", "ifconfig", "nc", "nslookup", "date", "grep", "sed", "awk", "head", "tail",
 	"wc", "sort", "true", "false", "id", "whoami", "uname", "df", "du", "free", "vi",
-	"test", "[", "find", "xargs", "tee", "yes", "seq", "timeout",
+	"test", "[", "find", "xargs", "tee", "yes", "seq", "timeout", "tar", "gzip", "gunzip",
 }
 
 // BuildDemoImage returns an OCI image archive (the `oci-layout` tar that
 // client.Import reads) of DemoImage built from the busybox binary at
 // busyboxPath. The archive is the same for the same binary.
 func BuildDemoImage(busyboxPath string) ([]byte, error) {
+	archive, _, err := buildDemoImage(busyboxPath)
+	return archive, err
+}
+
+// buildDemoImage is BuildDemoImage, also returning the manifest's digest
+// (the image's identity in containerd).
+func buildDemoImage(busyboxPath string) ([]byte, digest.Digest, error) {
 	bb, err := os.ReadFile(busyboxPath)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read busybox %q: %w", busyboxPath, err)
+		return nil, "", fmt.Errorf("failed to read busybox %q: %w", busyboxPath, err)
 	}
 	layer, err := demoLayer(bb)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	layerDesc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageLayer, Digest: digest.FromBytes(layer), Size: int64(len(layer))}
 	created := time.Unix(0, 0).UTC()
@@ -68,7 +79,7 @@ func BuildDemoImage(busyboxPath string) ([]byte, error) {
 		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{layerDesc.Digest}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode image config: %w", err)
+		return nil, "", fmt.Errorf("failed to encode image config: %w", err)
 	}
 	configDesc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: digest.FromBytes(config), Size: int64(len(config))}
 	manifest, err := json.Marshal(ocispec.Manifest{
@@ -78,7 +89,7 @@ func BuildDemoImage(busyboxPath string) ([]byte, error) {
 		Layers:    []ocispec.Descriptor{layerDesc},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode image manifest: %w", err)
+		return nil, "", fmt.Errorf("failed to encode image manifest: %w", err)
 	}
 	manifestDesc := ocispec.Descriptor{
 		MediaType: ocispec.MediaTypeImageManifest,
@@ -96,11 +107,11 @@ func BuildDemoImage(busyboxPath string) ([]byte, error) {
 		Manifests: []ocispec.Descriptor{manifestDesc},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode image index: %w", err)
+		return nil, "", fmt.Errorf("failed to encode image index: %w", err)
 	}
 	layout, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode image layout: %w", err)
+		return nil, "", fmt.Errorf("failed to encode image layout: %w", err)
 	}
 
 	var buf bytes.Buffer
@@ -117,18 +128,18 @@ func BuildDemoImage(busyboxPath string) ([]byte, error) {
 	}
 	for _, d := range []string{"blobs/", "blobs/sha256/"} {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: created}); err != nil {
-			return nil, fmt.Errorf("failed to write image archive: %w", err)
+			return nil, "", fmt.Errorf("failed to write image archive: %w", err)
 		}
 	}
 	for _, f := range files {
 		if err := writeTarFile(tw, f.name, 0o644, f.data, created); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("failed to write image archive: %w", err)
+		return nil, "", fmt.Errorf("failed to write image archive: %w", err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), manifestDesc.Digest, nil
 }
 
 func blobPath(d digest.Digest) string {
@@ -184,13 +195,15 @@ func writeTarFile(tw *tar.Writer, name string, mode int64, data []byte, mtime ti
 }
 
 // EnsureDemoImage builds DemoImage from DemoBusybox and imports it unless
-// it is already present.
+// the same image is already present: one an earlier Glassplane built (an
+// older script or applet list) is replaced.
 func (c *Containerd) EnsureDemoImage(ctx context.Context) error {
-	if _, ok, err := c.ImageStatus(ctx, DemoImage); err != nil || ok {
+	archive, manifest, err := buildDemoImage(DemoBusybox)
+	if err != nil {
 		return err
 	}
-	archive, err := BuildDemoImage(DemoBusybox)
-	if err != nil {
+	img, ok, err := c.ImageStatus(ctx, DemoImage)
+	if err != nil || ok && strings.HasSuffix(img.ID, "@"+manifest.String()) {
 		return err
 	}
 	if _, err := c.ImportImage(ctx, bytes.NewReader(archive)); err != nil {

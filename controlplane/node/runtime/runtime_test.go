@@ -268,3 +268,22 @@ func TestSimulatedWatchExitsReportsPod(t *testing.T) {
 	default:
 	}
 }
+
+func TestSplitRule(t *testing.T) {
+	for _, tc := range []struct {
+		rule string
+		want []string
+	}{
+		{
+			rule: `POSTROUTING -s 10.88.0.0/24 ! -d 10.88.0.0/24 -m comment --comment "glassplane pod network glassplane" -j MASQUERADE`,
+			want: []string{"POSTROUTING", "-s", "10.88.0.0/24", "!", "-d", "10.88.0.0/24", "-m", "comment", "--comment", "glassplane pod network glassplane", "-j", "MASQUERADE"},
+		},
+		{rule: `POSTROUTING -j RETURN`, want: []string{"POSTROUTING", "-j", "RETURN"}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			if got := splitRule(tc.rule); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("splitRule = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
