@@ -97,8 +97,8 @@ func (d *Dashboard) object(c *echo.Context) error {
 				Controller: or.Controller != nil && *or.Controller,
 			})
 		}
-		if raw, ok := head.Metadata.Annotations[explain.DecisionAnnotation]; ok {
-			dec, err := decisionView(raw)
+		if resource == "pods" {
+			dec, err := d.boundDecision(ctx, namespace, name, vm.UID)
 			if err != nil {
 				vm.DecisionError = fmt.Sprintf("failed to read the scheduler decision: %v", err)
 			}
@@ -181,7 +181,7 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 			}
 			row := components.TimelineRow{
 				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
-				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),
+				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 				AuditHref: requestHref(rec.Seq),
 			}
 			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {

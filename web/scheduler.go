@@ -37,7 +37,8 @@ type schedulerStatus struct {
 }
 
 // scheduler serves /scheduler/<namespace>/<pod>: the attempts in the pod's
-// decision record (the ConfigMap explain.RecordName(pod), written by the
+// decision record (the ConfigMap explain.RecordName(namespace, pod) in
+// explain.RecordNamespace, written by the
 // scheduler, wherever it runs) and, for ?attempt=N or the newest, the
 // nodes × plugins matrix. A logged-in user needs get on the pod.
 func (d *Dashboard) scheduler(c *echo.Context) error {
@@ -46,12 +47,12 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 	if reader := d.readerOf(c.Request()); !reader.allowed(ctx, "get", "", "pods", namespace) {
 		return d.forbidden(c, forbiddenMessage(reader.user(), "get", "", "pods", namespace, name), "")
 	}
-	recordName := explain.RecordName(name)
+	recordName := explain.RecordName(namespace, name)
 	v := components.SchedulerExplain{
 		Namespace: namespace, Name: name,
 		PodHref:    objectHref("pods", namespace, name),
-		RecordKey:  storage.Key("configmaps", namespace, recordName),
-		RecordHref: objectHref("configmaps", namespace, recordName),
+		RecordKey:  storage.Key("configmaps", explain.RecordNamespace, recordName),
+		RecordHref: objectHref("configmaps", explain.RecordNamespace, recordName),
 	}
 
 	podKV, err := d.cfg.Store.Get(ctx, storage.Key("pods", namespace, name))

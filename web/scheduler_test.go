@@ -61,13 +61,13 @@ func (e *env) putRecord(t *testing.T, p *corev1.Pod, h explain.History, label bo
 	}
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: explain.RecordName(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: explain.RecordNamespace, Name: explain.RecordName(p.Namespace, p.Name)},
 		BinaryData: map[string][]byte{explain.RecordKey: data},
 	}
 	if label {
-		cm.Labels = map[string]string{explain.RecordLabel: explain.RecordLabelValue}
+		cm.Labels = explain.RecordLabels(p.Namespace, p.Name, string(p.UID))
 	}
-	e.put(t, storage.Key("configmaps", p.Namespace, cm.Name), cm)
+	e.put(t, storage.Key("configmaps", explain.RecordNamespace, cm.Name), cm)
 }
 
 func TestSchedulerPage(t *testing.T) {

@@ -13,13 +13,16 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 )
 
-// bootstrapRBAC creates the bootstrap cluster roles and bindings that are
+// bootstrapRBAC creates the bootstrap cluster roles and bindings, and the
+// roles and bindings of namespaces (rbac.Roles, rbac.RoleBindings), that are
 // missing and brings back the rules and subjects of those still marked
 // rbac.authorization.kubernetes.io/autoupdate=true, as kube-apiserver's
 // rbac/bootstrap-roles post-start hook does. It is idempotent.
 func (s *Server) bootstrapRBAC(ctx context.Context) error {
 	roles := s.byPath[rbacv1.SchemeGroupVersion.WithResource("clusterroles")]
 	bindings := s.byPath[rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")]
+	nsRoles := s.byPath[rbacv1.SchemeGroupVersion.WithResource("roles")]
+	nsBindings := s.byPath[rbacv1.SchemeGroupVersion.WithResource("rolebindings")]
 	for _, want := range rbac.ClusterRoles() {
 		err := s.reconcile(ctx, roles, want, func(cur runtime.Object) bool {
 			r := cur.(*rbacv1.ClusterRole)
@@ -46,6 +49,32 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, want := range rbac.Roles() {
+		err := s.reconcile(ctx, nsRoles, want, func(cur runtime.Object) bool {
+			r := cur.(*rbacv1.Role)
+			if equality.Semantic.DeepEqual(r.Rules, want.Rules) {
+				return false
+			}
+			r.Rules = want.Rules
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, want := range rbac.RoleBindings() {
+		err := s.reconcile(ctx, nsBindings, want, func(cur runtime.Object) bool {
+			b := cur.(*rbacv1.RoleBinding)
+			if b.RoleRef != want.RoleRef || equality.Semantic.DeepEqual(b.Subjects, want.Subjects) {
+				return false
+			}
+			b.Subjects = want.Subjects
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -57,7 +86,7 @@ func (s *Server) reconcile(ctx context.Context, res *resource, want runtime.Obje
 	if err != nil {
 		return err
 	}
-	name := m.GetName()
+	namespace, name := m.GetNamespace(), m.GetName()
 	prepareForCreate(res, obj)
 	_, err = s.createInStore(ctx, res, obj)
 	if err == nil {
@@ -68,7 +97,7 @@ func (s *Server) reconcile(ctx context.Context, res *resource, want runtime.Obje
 		return fmt.Errorf("failed to create %s %q: %w", res.Resource, name, err)
 	}
 	for range maxWriteAttempts {
-		kv, err := s.store.Get(ctx, key(res, "", name))
+		kv, err := s.store.Get(ctx, key(res, namespace, name))
 		if err != nil {
 			return fmt.Errorf("failed to read %s %q: %w", res.Resource, name, storageError(res, name, err))
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -674,4 +675,27 @@ func TestRBACResourceNamesAllowNameSelectedListAndWatch(t *testing.T) {
 	requireForbidden(t, err, `configmaps is forbidden: User "carol" cannot list resource "configmaps" in API group "" in the namespace "named"`)
 	_, err = carol.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=other"})
 	requireForbidden(t, err, `configmaps "other" is forbidden: User "carol" cannot list resource "configmaps" in API group "" in the namespace "named"`)
+}
+
+// TestSchedulerKeepsDecisionRecordsInGlassplaneSystem: the bootstrap
+// creates glassplane-system, which cannot be deleted, and a Role there lets
+// the scheduler keep its decision records in it, and nowhere else.
+func TestSchedulerKeepsDecisionRecordsInGlassplaneSystem(t *testing.T) {
+	env := sharedRBACEnv(t)
+	ctx := ctxT(t)
+	sched := env.client(t, rbac.UserKubeScheduler)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "default.web"}}
+	if _, err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the scheduler cannot create its record: %v", err)
+	}
+	if _, err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("the scheduler cannot list its records: %v", err)
+	}
+	if err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("the scheduler cannot delete its record: %v", err)
+	}
+	_, err := sched.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+	requireForbidden(t, err, `configmaps is forbidden: User "system:kube-scheduler" cannot create resource "configmaps" in API group "" in the namespace "default"`)
+	err = env.admin.CoreV1().Namespaces().Delete(ctx, rbac.NamespaceGlassplaneSystem, metav1.DeleteOptions{})
+	requireForbidden(t, err, `namespaces "glassplane-system" is forbidden: this namespace may not be deleted`)
 }

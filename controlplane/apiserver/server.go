@@ -244,7 +244,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return ctx.Err()
 	}
 	res := s.byPath[corev1.SchemeGroupVersion.WithResource("namespaces")]
-	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease, rbac.NamespaceGlassplaneSystem} {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		prepareForCreate(res, ns)
 		if _, err := s.admission.Run(ctx, &admission.Attributes{

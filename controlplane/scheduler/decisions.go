@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
@@ -33,9 +35,11 @@ const (
 var errRecordInTheWay = errors.New("a ConfigMap that is not a decision record has the record's name")
 
 // decisionStore writes every attempt into the pod's decision record, a
-// ConfigMap in the pod's namespace (see explain.RecordName), off the
+// ConfigMap in explain.RecordNamespace (see explain.RecordName), off the
 // scheduling loop: record queues the attempt and a worker appends the
-// queued attempts of a pod with one write. Attempts stay in memory only
+// queued attempts of a pod with one write. It also deletes the record of a
+// deleted pod (forget), and at start those of pods deleted while no
+// scheduler ran (sweep). Attempts stay in memory only
 // until written, and only compressed: when the API is slower than the
 // scheduler (thousands of pods bound faster than their records are
 // written) the queue holds each attempt as the bytes of its record, a few
@@ -47,8 +51,11 @@ type decisionStore struct {
 	max    int
 	queue  workqueue.TypedRateLimitingInterface[string]
 
-	mu   sync.Mutex // guards pods
+	mu   sync.Mutex // guards pods and gone
 	pods map[string]*podRecord
+	// gone holds, by "namespace/name", the uid of a deleted pod whose
+	// record is still to be deleted.
+	gone map[string]types.UID
 }
 
 // podRecord is what the store knows about one pod's record.
@@ -70,6 +77,7 @@ func newDecisionStore(client kubernetes.Interface, log *slog.Logger, max int) *d
 		max:    max,
 		queue:  workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "decision-records"}),
 		pods:   map[string]*podRecord{},
+		gone:   map[string]types.UID{},
 	}
 }
 
@@ -141,12 +149,17 @@ func (s *decisionStore) pendingFor(key string) ([]explain.Decision, types.UID) {
 	return ds, uid
 }
 
-// forget drops what the store holds about a deleted pod; its record goes
-// with the pod through the garbage collector.
-func (s *decisionStore) forget(key string) {
+// forget drops what the store holds about a deleted pod and queues the
+// deletion of its record.
+func (s *decisionStore) forget(pod *v1.Pod) {
+	key := pod.Namespace + "/" + pod.Name
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.pods, key)
+	if r := s.pods[key]; r == nil || r.uid == pod.UID {
+		delete(s.pods, key)
+	}
+	s.gone[key] = pod.UID
+	s.mu.Unlock()
+	s.queue.Add(key)
 }
 
 // run writes records until ctx ends.
@@ -193,10 +206,14 @@ func (s *decisionStore) processNext(ctx context.Context) bool {
 	return true
 }
 
-// sync appends the pod's pending attempts to its record: a Create for a
-// new record, else a read, merge and Update (which fails on a concurrent
-// change and is retried).
+// sync deletes the record of a deleted pod of key's name, then appends
+// the pending attempts of the pod now of that name to its record: a Create
+// for a new record, else a read, merge and Update (which fails on a
+// concurrent change and is retried).
 func (s *decisionStore) sync(ctx context.Context, key string) error {
+	if err := s.deleteGone(ctx, key); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	r := s.pods[key]
 	if r == nil || len(r.pending) == 0 {
@@ -209,8 +226,9 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	cms := s.client.CoreV1().ConfigMaps(rec.namespace)
-	name := explain.RecordName(rec.name)
+	cms := s.client.CoreV1().ConfigMaps(explain.RecordNamespace)
+	name := explain.RecordName(rec.namespace, rec.name)
+	path := explain.RecordNamespace + "/" + name
 	h := explain.History{Pod: key, UID: string(rec.uid)}
 	var attempts []explain.Decision
 	var err error
@@ -237,21 +255,18 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 		switch {
 		case err == nil:
 			written = true
-		case apierrors.IsNotFound(err):
-			// The namespace is gone, and the pod with it.
-			return nil
 		case !apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("failed to create decision record %q: %w", rec.namespace+"/"+name, err)
+			return fmt.Errorf("failed to create decision record %q: %w", path, err)
 		}
 	}
 	if !written {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			s.markExists(key, rec.uid, false)
-			return fmt.Errorf("decision record %q disappeared", rec.namespace+"/"+name)
+			return fmt.Errorf("decision record %q disappeared", path)
 		}
 		if err != nil {
-			return fmt.Errorf("failed to read decision record %q: %w", rec.namespace+"/"+name, err)
+			return fmt.Errorf("failed to read decision record %q: %w", path, err)
 		}
 		if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
 			return errRecordInTheWay
@@ -261,7 +276,7 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 				return err
 			}
 		}
-		if old, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey]); err == nil && old.UID == string(rec.uid) {
+		if old, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey]); err == nil && old.UID == string(rec.uid) && cm.Labels[explain.PodUIDLabel] == string(rec.uid) {
 			h.Attempts, h.Dropped = old.Attempts, old.Dropped
 		}
 		h.Attempts = append(h.Attempts, attempts...)
@@ -272,7 +287,7 @@ func (s *decisionStore) sync(ctx context.Context, key string) error {
 		next := s.recordObject(&rec, name, data)
 		next.ResourceVersion = cm.ResourceVersion
 		if _, err := cms.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("failed to update decision record %q: %w", rec.namespace+"/"+name, err)
+			return fmt.Errorf("failed to update decision record %q: %w", path, err)
 		}
 	}
 
@@ -299,26 +314,103 @@ func (s *decisionStore) markExists(key string, uid types.UID, exists bool) {
 	}
 }
 
-// recordObject is the ConfigMap holding data (a compressed History), owned
-// by the pod.
+// recordObject is the ConfigMap holding data (a compressed History),
+// labelled with its pod.
 func (s *decisionStore) recordObject(rec *podRecord, name string, data []byte) *v1.ConfigMap {
 	return &v1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: rec.namespace,
-			Labels:    map[string]string{explain.RecordLabel: explain.RecordLabelValue},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Pod", Name: rec.name, UID: rec.uid,
-			}},
+			Name:        name,
+			Namespace:   explain.RecordNamespace,
+			Labels:      explain.RecordLabels(rec.namespace, rec.name, string(rec.uid)),
+			Annotations: map[string]string{explain.PodAnnotation: rec.namespace + "/" + rec.name},
 		},
 		BinaryData: map[string][]byte{explain.RecordKey: data},
 	}
 }
 
-// readRecord reads the pod's record from the API; a missing record is an
-// empty History.
+// deleteGone deletes the record of the deleted pod forget noted under key,
+// if the record is that pod's: a record a later pod of the same name wrote
+// meanwhile stays.
+func (s *decisionStore) deleteGone(ctx context.Context, key string) error {
+	s.mu.Lock()
+	uid, ok := s.gone[key]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	namespace, name, _ := strings.Cut(key, "/")
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	cm, err := s.client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName(namespace, name), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("failed to read the decision record of deleted pod %q: %w", key, err)
+	case cm.Labels[explain.RecordLabel] == explain.RecordLabelValue && cm.Labels[explain.PodUIDLabel] == string(uid):
+		if err := deleteRecord(ctx, s.client, cm); err != nil {
+			return err
+		}
+		s.log.Debug("deleted the decision record of a deleted pod", "pod", key, "record", cm.Name)
+	}
+	s.mu.Lock()
+	if s.gone[key] == uid {
+		delete(s.gone, key)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// deleteRecord deletes cm as read: not a record written after the read.
+func deleteRecord(ctx context.Context, client kubernetes.Interface, cm *v1.ConfigMap) error {
+	err := client.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete decision record %q: %w", cm.Namespace+"/"+cm.Name, err)
+	}
+	return nil
+}
+
+// sweep deletes the records whose pod is gone: pods deleted while no
+// scheduler ran. pods is the scheduler's synced pod lister; a record whose
+// pod it does not know is checked against the API before it goes.
+func (s *decisionStore) sweep(ctx context.Context, pods corelisters.PodLister) error {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	list, err := s.client.CoreV1().ConfigMaps(explain.RecordNamespace).List(ctx, metav1.ListOptions{LabelSelector: explain.RecordLabel + "=" + explain.RecordLabelValue})
+	if err != nil {
+		return fmt.Errorf("failed to list decision records: %w", err)
+	}
+	deleted := 0
+	for i := range list.Items {
+		cm := &list.Items[i]
+		namespace, name, _ := strings.Cut(cm.Annotations[explain.PodAnnotation], "/")
+		uid := types.UID(cm.Labels[explain.PodUIDLabel])
+		if p, err := pods.Pods(namespace).Get(name); err == nil && p.UID == uid {
+			continue
+		}
+		p, err := s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil && p.UID == uid:
+			continue
+		case err != nil && !apierrors.IsNotFound(err):
+			return fmt.Errorf("failed to read pod %q of decision record %q: %w", namespace+"/"+name, cm.Name, err)
+		}
+		if err := deleteRecord(ctx, s.client, cm); err != nil {
+			return err
+		}
+		deleted++
+	}
+	if deleted > 0 {
+		s.log.Info("deleted the decision records of deleted pods", "records", deleted)
+	}
+	return nil
+}
+
+// readRecord reads the record of pod namespace/name from the API; a
+// missing record is an empty History.
 func readRecord(ctx context.Context, client kubernetes.Interface, namespace, name string) (explain.History, error) {
-	cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, explain.RecordName(name), metav1.GetOptions{})
+	cm, err := client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName(namespace, name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return explain.History{}, nil
 	}

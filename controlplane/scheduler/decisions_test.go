@@ -13,13 +13,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
+
+// TestRecordsGoWhereTheSchedulerMayWrite: the records' namespace is the
+// one the API server creates and lets the scheduler write in.
+func TestRecordsGoWhereTheSchedulerMayWrite(t *testing.T) {
+	if explain.RecordNamespace != rbac.NamespaceGlassplaneSystem || rbac.Roles()[0].Namespace != explain.RecordNamespace {
+		t.Errorf("records go to %q; the API server bootstraps %q", explain.RecordNamespace, rbac.NamespaceGlassplaneSystem)
+	}
+}
 
 // recordOf reads the pod's decision record from the fake API.
 func recordOf(t *testing.T, s *Scheduler, name string) (*v1.ConfigMap, explain.History) {
 	t.Helper()
-	cm, err := s.client.CoreV1().ConfigMaps("default").Get(context.Background(), explain.RecordName(name), metav1.GetOptions{})
+	cm, err := s.client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(context.Background(), explain.RecordName("default", name), metav1.GetOptions{})
 	if err != nil {
 		return nil, explain.History{}
 	}
@@ -31,8 +40,9 @@ func recordOf(t *testing.T, s *Scheduler, name string) (*v1.ConfigMap, explain.H
 }
 
 // TestRecordKeepsEveryAttempt: a pod that does not fit, then fits on a new
-// node, has both attempts in its record, owned by the pod; the pod carries
-// the compact decision naming the record, and each event a summary.
+// node, has both attempts in its record in glassplane-system, labelled with
+// the pod; nothing lands in the pod's namespace or on the pod, and each
+// event carries a summary naming the record.
 func TestRecordKeepsEveryAttempt(t *testing.T) {
 	pod := testPod("mypod", "1")
 	client, recorded := newFakeClient(t, testNode("small", "500m"), pod)
@@ -56,11 +66,15 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 	})
 
 	cm, h := recordOf(t, s, "mypod")
-	if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
-		t.Errorf("labels %v", cm.Labels)
+	wantLabels := map[string]string{explain.RecordLabel: explain.RecordLabelValue, explain.PodNamespaceLabel: "default", explain.PodNameLabel: "mypod", explain.PodUIDLabel: string(pod.UID)}
+	if fmt.Sprint(cm.Labels) != fmt.Sprint(wantLabels) || cm.Annotations[explain.PodAnnotation] != "default/mypod" {
+		t.Errorf("labels %v, annotations %v", cm.Labels, cm.Annotations)
 	}
-	if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Kind != "Pod" || cm.OwnerReferences[0].UID != pod.UID {
-		t.Errorf("ownerReferences %+v, want the pod", cm.OwnerReferences)
+	if cm.Name != "default.mypod" || len(cm.OwnerReferences) != 0 {
+		t.Errorf("record %q with ownerReferences %+v, want default.mypod and none (they cannot cross namespaces)", cm.Name, cm.OwnerReferences)
+	}
+	if user, _ := client.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); len(user.Items) != 0 {
+		t.Errorf("ConfigMaps in the pod's namespace: %d, want none", len(user.Items))
 	}
 	if h.UID != string(pod.UID) || h.Pod != "default/mypod" {
 		t.Errorf("history of %q uid %q", h.Pod, h.UID)
@@ -79,12 +93,8 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 		t.Errorf("Decisions has %d attempts, the record %d", len(ds), len(h.Attempts))
 	}
 
-	var compact explain.Decision
-	if err := json.Unmarshal([]byte(recorded.get()[0].Annotations[explain.DecisionAnnotation]), &compact); err != nil {
-		t.Fatal(err)
-	}
-	if compact.Record != "mypod.decisions" || compact.Node != "big" {
-		t.Errorf("pod annotation names record %q and node %q", compact.Record, compact.Node)
+	if p, _ := client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{}); len(p.Annotations) != 0 {
+		t.Errorf("pod annotations %v, want none", p.Annotations)
 	}
 	for _, reason := range []string{ReasonFailedScheduling, ReasonScheduled} {
 		// Events are recorded asynchronously, by the broadcaster.
@@ -97,7 +107,7 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 		if err := json.Unmarshal([]byte(ev.Annotations[explain.SummaryAnnotation]), &sum); err != nil {
 			t.Fatalf("%s event summary %q: %v", reason, ev.Annotations[explain.SummaryAnnotation], err)
 		}
-		if sum.Record != "mypod.decisions" || sum.Evaluated == 0 {
+		if sum.Record != "default.mypod" || sum.Evaluated == 0 {
 			t.Errorf("%s summary %+v", reason, sum)
 		}
 	}
@@ -106,7 +116,7 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 // TestRecordLeavesForeignConfigMapAlone: a user's ConfigMap with the
 // record's name is not overwritten.
 func TestRecordLeavesForeignConfigMapAlone(t *testing.T) {
-	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: explain.RecordName("mypod"), Namespace: "default"}, Data: map[string]string{"k": "v"}}
+	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: explain.RecordName("default", "mypod"), Namespace: explain.RecordNamespace}, Data: map[string]string{"k": "v"}}
 	client, recorded := newFakeClient(t, testNode("node-1", "2"), testPod("mypod", "100m"), foreign)
 	startScheduler(t, client)
 	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
@@ -118,7 +128,7 @@ func TestRecordLeavesForeignConfigMapAlone(t *testing.T) {
 		}
 		return false
 	})
-	cm, err := client.CoreV1().ConfigMaps("default").Get(context.Background(), foreign.Name, metav1.GetOptions{})
+	cm, err := client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(context.Background(), foreign.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +159,8 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("mypod"), data)
-		cms := client.CoreV1().ConfigMaps("default")
+		cm := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("default", "mypod"), data)
+		cms := client.CoreV1().ConfigMaps(explain.RecordNamespace)
 		cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
 		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -172,5 +182,49 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 	write("uid-of-an-earlier-mypod", 1, 2, 3, 4)
 	if got := attempts(); fmt.Sprint(got) != "[1 2]" {
 		t.Errorf("record of an earlier pod: attempts %v, want the new pod's [1 2]", got)
+	}
+}
+
+// TestRecordGoesWithItsPod: deleting a pod deletes its record; a record of
+// a pod deleted while no scheduler ran goes when the next one starts, and a
+// live pod's record and a ConfigMap that is no record stay.
+func TestRecordGoesWithItsPod(t *testing.T) {
+	record := func(namespace, name string, uid types.UID) *v1.ConfigMap {
+		data, _, err := explain.EncodeHistory(explain.History{Pod: namespace + "/" + name, UID: string(uid), Attempts: []explain.Decision{{Attempt: 1}}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &podRecord{namespace: namespace, name: name, uid: uid}
+		return (&decisionStore{}).recordObject(rec, explain.RecordName(namespace, name), data)
+	}
+	live := testPod("live", "100m")
+	live.Spec.NodeName = "node-1"
+	orphan := record("default", "gone", "uid-gone")
+	earlier := record("default", "live", "uid-of-an-earlier-live")
+	earlier.Name = "default.live-earlier" // as if named before a rename: only its labels count
+	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: explain.RecordNamespace}}
+	client, recorded := newFakeClient(t, testNode("node-1", "2"), live, testPod("mypod", "100m"), orphan, earlier, foreign, record("default", "live", live.UID))
+	s := startScheduler(t, client)
+	cms := client.CoreV1().ConfigMaps(explain.RecordNamespace)
+	exists := func(name string) bool {
+		_, err := cms.Get(context.Background(), name, metav1.GetOptions{})
+		return err == nil
+	}
+	eventually(t, "the sweep of records whose pod is gone", func() bool { return !exists(orphan.Name) && !exists(earlier.Name) })
+	if !exists("default.live") || !exists(foreign.Name) {
+		t.Error("the sweep deleted the live pod's record or a ConfigMap that is no record")
+	}
+
+	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
+	eventually(t, "the record of mypod", func() bool { return exists("default.mypod") })
+	if err := client.CoreV1().Pods("default").Delete(context.Background(), "mypod", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the record of the deleted pod to go", func() bool { return !exists("default.mypod") })
+	if ds := s.Decisions("default", "mypod"); len(ds) != 0 {
+		t.Errorf("Decisions of the deleted pod = %+v", ds)
+	}
+	if !exists("default.live") {
+		t.Error("deleting mypod deleted another pod's record")
 	}
 }

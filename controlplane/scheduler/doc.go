@@ -14,27 +14,33 @@
 // evaluated node's filter result, or the plugin and reason that removed it;
 // each score plugin's raw, normalised and weighted score per node; the sums,
 // the chosen node, the attempt's time) goes into the pod's decision record:
-// a ConfigMap in the pod's namespace named explain.RecordName(pod)
-// ("<pod>.decisions"), labelled scheduler.glassplane.io/decisions=true,
-// owned by the pod (the garbage collector removes it with the pod), holding
+// a ConfigMap in Glassplane's own namespace glassplane-system
+// (explain.RecordNamespace), never in the pod's, named
+// explain.RecordName(namespace, pod) ("<namespace>.<pod>", cut short with a
+// hash beyond 253 characters), labelled scheduler.glassplane.io/decisions=true
+// and with the pod's namespace, name and uid (explain.RecordLabels), holding
 // the gzip-compressed JSON explain.History under binaryData
 // "decisions.json.gz": the newest DecisionHistory attempts (default 10),
 // older ones dropped first to stay under 900 KiB (a 1,000-node attempt,
-// stored in columns, see explain/recordform.go, compresses to a few KiB). Records are written off the scheduling loop
-// by a few workers (decisions.go); an attempt waits for its write already
-// compressed (the binding goroutine encodes it before the bind), so that a
-// backlog of thousands of records, when the API is busier than the
-// scheduler, costs megabytes, not the gigabyte its Decisions would. A
-// pod's queued attempts are appended
-// with one Create, or Get + Update, retried on conflict, so the record
-// survives scheduler restarts and leader changes; a ConfigMap of that name
-// without the label is left alone. Because the record is an API object, the
-// dashboard reads it whether the scheduler runs inside `glassplane up` or
-// as `glassplane scheduler --kubeconfig`. Only a compact summary travels
-// with the pod and its events: the Binding's explain.DecisionAnnotation
-// (at most 5 nodes, 32 KiB, naming the record) is copied onto the pod,
-// and Scheduled and FailedScheduling events carry the explain.Summary
-// annotation (counts per rejecting plugin, the winner and its score).
+// stored in columns, see explain/recordform.go, compresses to a few KiB).
+// Records are written off the scheduling loop by a few workers
+// (decisions.go); an attempt waits for its write already compressed (the
+// binding goroutine encodes it before the bind), so that a backlog of
+// thousands of records, when the API is busier than the scheduler, costs
+// megabytes, not the gigabyte its Decisions would. A pod's queued attempts
+// are appended with one Create, or Get + Update, retried on conflict, so the
+// record survives scheduler restarts and leader changes; a ConfigMap of that
+// name without the label is left alone. An ownerReference cannot cross
+// namespaces, so the scheduler deletes a record itself: when it sees its pod
+// deleted, and, when it starts scheduling, every record whose pod uid no
+// longer exists (pods deleted while no scheduler ran); each delete carries
+// the record's uid and resourceVersion as preconditions. Because the record
+// is an API object, the dashboard reads it whether the scheduler runs inside
+// `glassplane up` or as `glassplane scheduler --kubeconfig`, and an admin
+// reads it with `kubectl get cm -n glassplane-system`. Nothing is added to
+// the pod: Scheduled and FailedScheduling events carry the explain.Summary
+// annotation (counts per rejecting plugin, the winner and its score, the
+// record's name).
 //
 // When no node fits, DefaultPreemption evicts the fewest, lowest-priority
 // pods on the best node and nominates it (status.nominatedNodeName). As in
@@ -47,6 +53,6 @@
 // preemption without them (logged once) rather than stopping the
 // scheduler. The scheduler may touch the API (pods, pods/binding,
 // pods/status, pod deletion for preemption, nodes, PodDisruptionBudgets
-// (list and watch), events, and ConfigMaps for decision records) and its
-// own subpackages, nothing else.
+// (list and watch), events, and ConfigMaps in glassplane-system for
+// decision records) and its own subpackages, nothing else.
 package scheduler

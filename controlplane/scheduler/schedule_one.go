@@ -52,7 +52,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	}
 
 	start := time.Now()
-	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key, FilterPlugins: prof.filterPlugins, Record: explain.RecordName(pod.Name)}
+	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key, FilterPlugins: prof.filterPlugins, Record: explain.RecordName(pod.Namespace, pod.Name)}
 	state := framework.NewCycleState()
 	s.cache.UpdateSnapshot(s.snapshot)
 	host, err := s.schedulePod(ctx, prof.fwk, state, pod, &d)
@@ -82,7 +82,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	go func() {
 		defer s.binds.Done()
 		s.bind(ctx, prof, pi, cycle, assumed, d)
-		// bind encoded d's scores (record, annotation, summary) or
+		// bind encoded d's scores (record, summary) or
 		// recorded the failure: they are not needed any more.
 		state.ReleaseScores()
 	}()
@@ -188,8 +188,8 @@ func (s *Scheduler) numFeasibleNodesToFind(numAllNodes int) int {
 	return max(numAllNodes*percentage/100, minFeasibleNodesToFind)
 }
 
-// bind posts the Binding with the decision attached, then reports the
-// outcome as an event.
+// bind posts the Binding, queues the attempt for the pod's decision record
+// and reports the outcome as an event.
 func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.QueuedPodInfo, cycle int64, assumed *v1.Pod, d explain.Decision) {
 	key := assumed.Namespace + "/" + assumed.Name
 	d.Message = fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, d.Node)
@@ -197,12 +197,6 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, pi *framework.Queue
 		ObjectMeta: metav1.ObjectMeta{Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: d.Node},
 	}
-	if data, err := explain.Compact(d); err != nil {
-		s.log.Error("failed to attach decision to binding", "pod", key, "err", err)
-	} else {
-		binding.Annotations = map[string]string{explain.DecisionAnnotation: string(data)}
-	}
-
 	// The attempt is compressed for its record before the bind, so that
 	// it is queued the moment the bind succeeds.
 	blob := s.decisions.encode(assumed, d)

@@ -195,6 +195,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	schedule := func(ctx context.Context) {
 		go s.queue.Run(ctx)
+		go func() {
+			if err := s.decisions.sweep(ctx, s.podLister); err != nil && ctx.Err() == nil {
+				s.log.Error("failed to delete the decision records of deleted pods", "err", err)
+			}
+		}()
 		for {
 			pi := s.queue.Pop()
 			if pi == nil {
@@ -320,7 +325,7 @@ func (s *Scheduler) addEventHandlers() error {
 	reg, err = podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj interface{}) {
 			if pod, ok := podFromObj(obj); ok {
-				s.decisions.forget(pod.Namespace + "/" + pod.Name)
+				s.decisions.forget(pod)
 			}
 		},
 	})

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -66,7 +65,8 @@ func (b *bindings) get() []*v1.Binding {
 }
 
 // newFakeClient returns a fake clientset whose pods/binding behaves like the
-// API server's: it sets spec.nodeName and copies the Binding's annotations.
+// API server's: it sets spec.nodeName and copies the Binding's annotations
+// (the scheduler sends none).
 func newFakeClient(t *testing.T, objects ...runtime.Object) (*fake.Clientset, *bindings) {
 	t.Helper()
 	client := fake.NewClientset(objects...)
@@ -178,14 +178,18 @@ func TestSchedulesOntoTheOnlyFittingNode(t *testing.T) {
 		t.Errorf("binding target %+v, want Node node-1", b.Target)
 	}
 
-	raw := b.Annotations[explain.DecisionAnnotation]
-	if len(raw) == 0 || len(raw) > explain.MaxAnnotationBytes {
-		t.Fatalf("decision annotation has %d bytes", len(raw))
+	if len(b.Annotations) != 0 {
+		t.Errorf("binding annotations %v, want none: the decision goes to its record", b.Annotations)
 	}
 	var d explain.Decision
-	if err := json.Unmarshal([]byte(raw), &d); err != nil {
-		t.Fatalf("decision annotation is not JSON: %v", err)
-	}
+	eventually(t, "the decision record", func() bool {
+		_, h := recordOf(t, s, "mypod")
+		if len(h.Attempts) != 1 {
+			return false
+		}
+		d = h.Attempts[0]
+		return true
+	})
 	if d.Node != "node-1" || d.Pod != "default/mypod" || d.Attempt != 1 || d.Nodes != 3 || d.Feasible != 1 {
 		t.Errorf("decision = %+v", d)
 	}
@@ -212,7 +216,7 @@ func TestSchedulesOntoTheOnlyFittingNode(t *testing.T) {
 
 	eventually(t, "the pod bound in the API", func() bool {
 		p, err := client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{})
-		return err == nil && p.Spec.NodeName == "node-1" && p.Annotations[explain.DecisionAnnotation] != ""
+		return err == nil && p.Spec.NodeName == "node-1"
 	})
 	if ds := s.Decisions("default", "mypod"); len(ds) != 1 || ds[0].Message != "Successfully assigned default/mypod to node-1" {
 		t.Errorf("Decisions = %+v", ds)

@@ -2,8 +2,6 @@
 // arrive, and the stored object refreshes when its key changes.
 import { el, clock, flash, stageChips } from "./dom.js";
 
-const DECISION = "scheduler.glassplane.io/decision";
-
 function relabel(tbody) {
   const rows = [...tbody.querySelectorAll("tr")];
   if (!rows.length) return;
@@ -53,8 +51,12 @@ async function refreshStored(section, m) {
     return;
   }
   if (!section.dataset.uid && m.uid) section.dataset.uid = m.uid;
-  const annotations = m.object?.metadata?.annotations || {};
-  if (annotations[DECISION] && !document.querySelector('[data-testid="decision"],[data-testid="decision-error"]')) {
+  // A pod just bound: the page reloads, once per pod, to show the
+  // scheduler's decision (read from its record in glassplane-system).
+  const once = `decision-reload:${m.uid || section.dataset.uid}`;
+  if (m.object?.kind === "Pod" && m.object?.spec?.nodeName && !sessionStorage.getItem(once) &&
+      !document.querySelector('[data-testid="decision"],[data-testid="decision-error"]')) {
+    sessionStorage.setItem(once, "1");
     location.reload();
     return;
   }

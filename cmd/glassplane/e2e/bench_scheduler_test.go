@@ -175,7 +175,7 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 	}()
 
 	// Decision records, counted as they are written.
-	rw, err := client.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{LabelSelector: explain.RecordLabel + "=" + explain.RecordLabelValue})
+	rw, err := client.CoreV1().ConfigMaps(explain.RecordNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: explain.PodNamespaceLabel + "=" + ns})
 	if err != nil {
 		b.Fatal(err)
 	}

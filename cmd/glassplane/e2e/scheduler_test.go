@@ -523,12 +523,12 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 
 	var history explain.History
 	Eventually(t, 60*time.Second, "the decision record", func() error {
-		cm, err := c.Client.CoreV1().ConfigMaps("explain").Get(ctx, explain.RecordName("web"), metav1.GetOptions{})
+		cm, err := c.Client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName("explain", "web"), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != pod.UID {
-			return fmt.Errorf("owner references %+v, want the pod %s", cm.OwnerReferences, pod.UID)
+		if cm.Labels[explain.PodUIDLabel] != string(pod.UID) {
+			return fmt.Errorf("labels %v, want the pod's uid %s", cm.Labels, pod.UID)
 		}
 		history, err = explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
 		return err
@@ -578,10 +578,10 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 	if err := c.Client.CoreV1().Pods("explain").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 90*time.Second, "the record collected with the pod", func() error {
-		_, err := c.Client.CoreV1().ConfigMaps("explain").Get(ctx, explain.RecordName("web"), metav1.GetOptions{})
+	Eventually(t, 90*time.Second, "the record deleted with the pod", func() error {
+		_, err := c.Client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName("explain", "web"), metav1.GetOptions{})
 		if err == nil {
-			return fmt.Errorf("%s still exists", explain.RecordName("web"))
+			return fmt.Errorf("%s still exists", explain.RecordName("explain", "web"))
 		}
 		if !apierrors.IsNotFound(err) {
 			return err

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 )
 
 // NamespaceLifecyclePluginName is the name kube-apiserver gives the plugin.
@@ -23,7 +25,8 @@ type NamespaceLister interface {
 
 // NamespaceLifecycle refuses writes into namespaces that do not exist,
 // creates in namespaces being terminated, and deletion of the namespaces
-// kube-apiserver keeps forever (default, kube-system, kube-public).
+// kube-apiserver keeps forever (default, kube-system, kube-public) and of
+// Glassplane's own (glassplane-system).
 type NamespaceLifecycle struct {
 	namespaces NamespaceLister
 	immortal   sets.Set[string]
@@ -35,7 +38,7 @@ var _ ValidationInterface = &NamespaceLifecycle{}
 func NewNamespaceLifecycle(namespaces NamespaceLister) *NamespaceLifecycle {
 	return &NamespaceLifecycle{
 		namespaces: namespaces,
-		immortal:   sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic),
+		immortal:   sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, rbac.NamespaceGlassplaneSystem),
 	}
 }
 

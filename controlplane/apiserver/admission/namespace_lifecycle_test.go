@@ -77,6 +77,12 @@ func TestNamespaceLifecycle(t *testing.T) {
 			wantMsg:  `namespaces "kube-system" is forbidden: this namespace may not be deleted`,
 		},
 		{
+			name:     "delete glassplane-system",
+			attrs:    &Attributes{Operation: Delete, Resource: namespacesResource, Kind: namespaceKind, Name: "glassplane-system"},
+			wantCode: 403,
+			wantMsg:  `namespaces "glassplane-system" is forbidden: this namespace may not be deleted`,
+		},
+		{
 			name:     "delete kube-public",
 			attrs:    &Attributes{Operation: Delete, Resource: namespacesResource, Kind: namespaceKind, Name: "kube-public"},
 			wantCode: 403,

@@ -4,17 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DecisionAnnotation is the pod annotation holding the compact JSON
-// Decision of the scheduling attempt that bound the pod.
-const DecisionAnnotation = "scheduler.glassplane.io/decision"
-
-// Limits for the compact form attached to a Binding.
+// Limits of the compact form (Compact): what the dashboard's pod page
+// shows, and what a record keeps of an attempt too big for it.
 const (
-	// MaxAnnotationNodes is how many nodes the compact form lists at most
+	// MaxCompactNodes is how many nodes the compact form lists at most
 	// in Filter and in Scores.
-	MaxAnnotationNodes = 5
-	// MaxAnnotationBytes bounds the compact JSON.
-	MaxAnnotationBytes = 32 * 1024
+	MaxCompactNodes = 5
+	// MaxCompactBytes bounds the compact JSON.
+	MaxCompactBytes = 32 * 1024
 )
 
 // Decision is one scheduling attempt of one pod, as the scheduler saw it.
@@ -51,7 +48,7 @@ type Decision struct {
 	// PodDisruptionBudget: preemption prefers nodes with fewer, but treats
 	// budgets as best effort.
 	PDBViolations int `json:"pdbViolations,omitempty"`
-	// Record names the ConfigMap in the pod's namespace holding the pod's
+	// Record names the ConfigMap in RecordNamespace holding the pod's
 	// full decision record (History).
 	Record string `json:"record,omitempty"`
 	// Message is the event message: "Successfully assigned ..." or the
@@ -86,27 +83,27 @@ type PluginScore struct {
 	Weighted   int64  `json:"weighted,omitempty"`
 }
 
-// Compact returns the JSON of d cut down to fit an annotation: Scores best
+// Compact returns the JSON of d cut down to a short form: Scores best
 // first and Filter with passed nodes first (in score order), then rejected
-// nodes by name, each capped at MaxAnnotationNodes and halved further until
-// the JSON is at most MaxAnnotationBytes; the *Omitted fields count what
+// nodes by name, each capped at MaxCompactNodes and halved further until
+// the JSON is at most MaxCompactBytes; the *Omitted fields count what
 // was cut.
 func Compact(d Decision) ([]byte, error) {
 	// Only the head of each list is kept, so only the head is sorted: a
 	// decision at 1,000 nodes lists hundreds.
-	scores := smallest(d.Scores, MaxAnnotationNodes, func(a, b *NodeScore) bool {
+	scores := smallest(d.Scores, MaxCompactNodes, func(a, b *NodeScore) bool {
 		if a.Total != b.Total {
 			return a.Total > b.Total
 		}
 		return a.Node < b.Node
 	})
-	// Passed nodes come in score order; only the best MaxAnnotationNodes
-	// can be among the first MaxAnnotationNodes entries.
+	// Passed nodes come in score order; only the best MaxCompactNodes
+	// can be among the first MaxCompactNodes entries.
 	rank := make(map[string]int, len(scores))
 	for i, s := range scores {
 		rank[s.Node] = i
 	}
-	filter := smallest(d.Filter, MaxAnnotationNodes, func(a, b *NodeFilter) bool {
+	filter := smallest(d.Filter, MaxCompactNodes, func(a, b *NodeFilter) bool {
 		if a.Passed != b.Passed {
 			return a.Passed
 		}
@@ -123,15 +120,15 @@ func Compact(d Decision) ([]byte, error) {
 		return a.Node < b.Node
 	})
 
-	for limit := MaxAnnotationNodes; ; limit /= 2 {
+	for limit := MaxCompactNodes; ; limit /= 2 {
 		c := d
 		c.Filter, c.FilterOmitted = capList(filter, limit), d.FilterOmitted+max(0, len(d.Filter)-min(limit, len(filter)))
 		c.Scores, c.ScoresOmitted = capList(scores, limit), d.ScoresOmitted+max(0, len(d.Scores)-min(limit, len(scores)))
-		if limit == 0 && len(c.Message) > MaxAnnotationBytes/2 {
-			c.Message = c.Message[:MaxAnnotationBytes/2] + " ..."
+		if limit == 0 && len(c.Message) > MaxCompactBytes/2 {
+			c.Message = c.Message[:MaxCompactBytes/2] + " ..."
 		}
 		b := appendDecision(nil, &c)
-		if len(b) <= MaxAnnotationBytes || limit == 0 {
+		if len(b) <= MaxCompactBytes || limit == 0 {
 			return b, nil
 		}
 	}

@@ -42,8 +42,8 @@ func TestCompact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(b) > MaxAnnotationBytes {
-				t.Fatalf("compact form has %d bytes, limit %d", len(b), MaxAnnotationBytes)
+			if len(b) > MaxCompactBytes {
+				t.Fatalf("compact form has %d bytes, limit %d", len(b), MaxCompactBytes)
 			}
 			var got Decision
 			if err := json.Unmarshal(b, &got); err != nil {
@@ -74,8 +74,8 @@ func TestCompactHalvesUntilItFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > MaxAnnotationBytes {
-		t.Fatalf("compact form has %d bytes, limit %d", len(b), MaxAnnotationBytes)
+	if len(b) > MaxCompactBytes {
+		t.Fatalf("compact form has %d bytes, limit %d", len(b), MaxCompactBytes)
 	}
 	var got Decision
 	if err := json.Unmarshal(b, &got); err != nil {

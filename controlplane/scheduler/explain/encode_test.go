@@ -39,7 +39,7 @@ func sampleDecisions() []Decision {
 			Filter:        []NodeFilter{{Node: "a", Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {k: v}"}},
 			FilterOmitted: 2, ScoresOmitted: 1, NominatedNode: "b", Victims: []string{"default/low", "x"}, PDBViolations: 1,
 			Scores:  []NodeScore{{Node: "b", Plugins: nil, Total: -1}, {Node: "c", Plugins: []PluginScore{{Plugin: "P", Weight: 0}}}},
-			Record:  "web.decisions",
+			Record:  "default.web",
 			Message: "0/3 nodes are available: 1 node(s) had untolerated taint(s).",
 		},
 	}

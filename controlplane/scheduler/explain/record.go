@@ -8,22 +8,35 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"strings"
 	"sync"
 )
 
-// The full decision record of a pod is one ConfigMap in the pod's
-// namespace, named RecordName(pod), labelled RecordLabel=RecordLabelValue,
-// owned by the pod (so the garbage collector deletes it with the pod) and
-// holding the gzip-compressed JSON History under binaryData[RecordKey].
+// The full decision record of a pod is one ConfigMap in RecordNamespace,
+// Glassplane's own namespace (never the pod's: the records belong to
+// Glassplane, not to the user), named RecordName(pod's namespace, pod),
+// labelled RecordLabel=RecordLabelValue and with the pod's namespace, name
+// and uid (RecordLabels), and holding the gzip-compressed JSON History
+// under binaryData[RecordKey]. An ownerReference cannot cross namespaces,
+// so the scheduler deletes a record itself when its pod is deleted.
 const (
+	// RecordNamespace holds every decision record. The API server creates
+	// it at bootstrap and never lets it be deleted, like kube-system.
+	RecordNamespace = "glassplane-system"
 	// RecordLabel marks a ConfigMap as a scheduler decision record.
 	RecordLabel = "scheduler.glassplane.io/decisions"
 	// RecordLabelValue is RecordLabel's value on a record.
 	RecordLabelValue = "true"
+	// PodNamespaceLabel, PodNameLabel and PodUIDLabel name the record's
+	// pod. PodNameLabel is left out for a name longer than a label value
+	// may be (63 characters); PodAnnotation always has it.
+	PodNamespaceLabel = "scheduler.glassplane.io/pod-namespace"
+	PodNameLabel      = "scheduler.glassplane.io/pod-name"
+	PodUIDLabel       = "scheduler.glassplane.io/pod-uid"
+	// PodAnnotation is the record's pod as "namespace/name".
+	PodAnnotation = "scheduler.glassplane.io/pod"
 	// RecordKey is the binaryData key holding the compressed History.
 	RecordKey = "decisions.json.gz"
-	// RecordSuffix ends every record's name.
-	RecordSuffix = ".decisions"
 	// SummaryAnnotation is the Scheduled or FailedScheduling Event's
 	// annotation holding the JSON Summary of the attempt.
 	SummaryAnnotation = "scheduler.glassplane.io/summary"
@@ -42,6 +55,8 @@ const (
 	maxDecodedBytes = 64 << 20
 	// maxNameLength is a DNS subdomain's maximum length.
 	maxNameLength = 253
+	// maxLabelValueLength is a label value's maximum length.
+	maxLabelValueLength = 63
 )
 
 // History is the attempts the scheduler recorded for one pod, oldest first.
@@ -57,17 +72,29 @@ type History struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
-// RecordName is the name of the ConfigMap holding the pod's decision
-// record: the pod's name with RecordSuffix, or for names too long for
-// that, the name cut short with a hash of the whole name.
-func RecordName(pod string) string {
-	if len(pod)+len(RecordSuffix) <= maxNameLength {
-		return pod + RecordSuffix
+// RecordName is the name of the ConfigMap in RecordNamespace holding the
+// decision record of pod namespace/name: "<namespace>.<name>" (a namespace
+// has no dots, so no two pods share it), or for names too long for that,
+// the name cut short with a hash of the whole.
+func RecordName(namespace, name string) string {
+	full := namespace + "." + name
+	if len(full) <= maxNameLength {
+		return full
 	}
 	h := fnv.New32a()
-	h.Write([]byte(pod))
+	h.Write([]byte(full))
 	hash := fmt.Sprintf("-%08x", h.Sum32())
-	return pod[:maxNameLength-len(RecordSuffix)-len(hash)] + hash + RecordSuffix
+	return strings.TrimRight(full[:maxNameLength-len(hash)], ".-") + hash
+}
+
+// RecordLabels are the labels of the record of pod namespace/name with
+// uid.
+func RecordLabels(namespace, name, uid string) map[string]string {
+	l := map[string]string{RecordLabel: RecordLabelValue, PodNamespaceLabel: namespace, PodUIDLabel: uid}
+	if len(name) <= maxLabelValueLength {
+		l[PodNameLabel] = name
+	}
+	return l
 }
 
 // EncodeHistory caps h at the newest maxAttempts attempts (DefaultHistory

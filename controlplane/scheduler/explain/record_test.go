@@ -28,7 +28,7 @@ var plugins = []struct {
 func fullDecision(attempt, nodes int) Decision {
 	d := Decision{
 		Attempt: attempt, Time: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(attempt) * time.Second)),
-		Pod: "default/web-7d9f8b6c5-x2x9z", Node: "node-0000", Nodes: nodes, Record: RecordName("web-7d9f8b6c5-x2x9z"),
+		Pod: "default/web-7d9f8b6c5-x2x9z", Node: "node-0000", Nodes: nodes, Record: RecordName("default", "web-7d9f8b6c5-x2x9z"),
 		FilterPlugins: []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
 		Message:       "Successfully assigned default/web-7d9f8b6c5-x2x9z to node-0000",
 	}
@@ -166,20 +166,34 @@ func TestDecodeHistoryRefusesGarbage(t *testing.T) {
 }
 
 func TestRecordName(t *testing.T) {
-	if got := RecordName("web"); got != "web.decisions" {
-		t.Errorf("RecordName(web) = %q", got)
+	if got := RecordName("default", "web"); got != "default.web" {
+		t.Errorf("RecordName(default, web) = %q", got)
 	}
 	long := strings.Repeat("a", 250)
-	a, b := RecordName(long), RecordName(long[:249]+"b")
-	if len(a) > 253 || !strings.HasSuffix(a, RecordSuffix) || a == b {
+	a, b := RecordName("default", long), RecordName("default", long[:249]+"b")
+	if len(a) > 253 || !strings.HasPrefix(a, "default.") || a == b {
 		t.Errorf("long names: %q (%d) and %q", a, len(a), b)
+	}
+	// A cut that ends on the separator still leaves a valid name.
+	if got := RecordName(strings.Repeat("n", 63), strings.Repeat("p", 253)); len(got) > 253 || strings.Contains(got, ".-") {
+		t.Errorf("RecordName of a 63-character namespace = %q (%d)", got, len(got))
+	}
+}
+
+func TestRecordLabels(t *testing.T) {
+	l := RecordLabels("default", "web", "u-1")
+	if l[RecordLabel] != RecordLabelValue || l[PodNamespaceLabel] != "default" || l[PodNameLabel] != "web" || l[PodUIDLabel] != "u-1" {
+		t.Errorf("labels %v", l)
+	}
+	if _, ok := RecordLabels("default", strings.Repeat("a", 64), "u-1")[PodNameLabel]; ok {
+		t.Error("a 64-character pod name became a label value")
 	}
 }
 
 func TestSummarize(t *testing.T) {
 	d := fullDecision(2, 50)
 	s := Summarize(d)
-	if s.Attempt != 2 || s.Nodes != 50 || s.Evaluated != 50 || s.Feasible != 45 || s.Node != "node-0000" || s.Rejected["NodeResourcesFit"] != 5 || s.Record != "web-7d9f8b6c5-x2x9z.decisions" {
+	if s.Attempt != 2 || s.Nodes != 50 || s.Evaluated != 50 || s.Feasible != 45 || s.Node != "node-0000" || s.Rejected["NodeResourcesFit"] != 5 || s.Record != "default.web-7d9f8b6c5-x2x9z" {
 		t.Errorf("summary %+v", s)
 	}
 	if s.Score != d.Scores[0].Total {

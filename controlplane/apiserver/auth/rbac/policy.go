@@ -19,6 +19,14 @@ const (
 	AnnotationAutoupdate = "rbac.authorization.kubernetes.io/autoupdate"
 	// AnnotationDescription explains a Glassplane-specific role.
 	AnnotationDescription = "glassplane.io/description"
+	// NamespaceGlassplaneSystem is Glassplane's own namespace, created at
+	// bootstrap and never deleted, like kube-system. It holds what
+	// Glassplane keeps for itself, such as the scheduler's decision records
+	// (explain.RecordNamespace), out of the users' namespaces.
+	NamespaceGlassplaneSystem = "glassplane-system"
+	// RoleSchedulerDecisions lets the scheduler keep its decision records
+	// in NamespaceGlassplaneSystem.
+	RoleSchedulerDecisions = "system:glassplane:scheduler-decisions"
 )
 
 const (
@@ -172,8 +180,6 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			{Verbs: v("get", "update"), APIGroups: g(legacyGroup), Resources: []string{"endpoints"}, ResourceNames: []string{"kube-scheduler"}},
 			rule(read, g(legacyGroup), "nodes"),
 			rule(v("get", "list", "watch", "delete"), g(legacyGroup), "pods"),
-			// Glassplane: each pod's decision record (<pod>.decisions).
-			rule(v("create", "get", "update"), g(legacyGroup), "configmaps"),
 			rule(v("create"), g(legacyGroup), "bindings", "pods/binding"),
 			rule(v("patch", "update"), g(legacyGroup), "pods/status"),
 			rule(read, g(legacyGroup), "replicationcontrollers", "services"),
@@ -239,6 +245,30 @@ func tempoMeta() metav1.ObjectMeta {
 	m.Annotations[AnnotationDescription] = "The scheduler, the controller manager and the node agents watch the classroom tempo " +
 		"(ConfigMap kube-system/" + TempoConfigMap + ") and update it to claim a released step and to show what they wait for."
 	return m
+}
+
+// Roles returns the bootstrap roles of namespaces, as kube-apiserver's
+// bootstrap policy has some in kube-system: the scheduler's decision
+// records in NamespaceGlassplaneSystem.
+func Roles() []*rbacv1.Role {
+	m := meta(RoleSchedulerDecisions)
+	m.Namespace = NamespaceGlassplaneSystem
+	m.Annotations[AnnotationDescription] = "The scheduler keeps each pod's decision record, a ConfigMap named <namespace>.<pod>, " +
+		"in " + NamespaceGlassplaneSystem + " and deletes it when the pod is deleted."
+	return []*rbacv1.Role{{ObjectMeta: m, Rules: []rbacv1.PolicyRule{
+		rule(v("create", "get", "list", "update", "delete"), g(legacyGroup), "configmaps"),
+	}}}
+}
+
+// RoleBindings returns the bindings of Roles.
+func RoleBindings() []*rbacv1.RoleBinding {
+	m := meta(RoleSchedulerDecisions)
+	m.Namespace = NamespaceGlassplaneSystem
+	return []*rbacv1.RoleBinding{{
+		ObjectMeta: m,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacGroup, Kind: "Role", Name: RoleSchedulerDecisions},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacGroup, Name: UserKubeScheduler}},
+	}}
 }
 
 // controllerRoles are the per-controller roles of kube-controller-manager
