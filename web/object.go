@@ -181,7 +181,7 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 			}
 			row := components.TimelineRow{
 				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
-				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
+				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),
 				AuditHref: requestHref(rec.Seq),
 			}
 			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {
@@ -229,7 +229,7 @@ func eventAbout(e *corev1.Event, o components.Object) bool {
 	return io.Kind == o.Kind || (o.Kind == "" && resourceOfKind(io.Kind) == o.Resource)
 }
 
-// decisionView reads the scheduler's decision annotation into the view
+// decisionView reads a compact decision (explain.Compact) into the view
 // model's tables: the filter rows and one score column per plugin.
 func decisionView(raw string) (*components.Decision, error) {
 	var dec explain.Decision

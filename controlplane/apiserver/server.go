@@ -234,7 +234,8 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // Bootstrap creates the namespaces every cluster has (default, kube-system,
-// kube-public, kube-node-lease), the system priority classes and the
+// kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
+// for the scheduler's decision records), the system priority classes and the
 // classroom tempo when they are missing and, with RBAC, the bootstrap
 // cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {

@@ -6,26 +6,27 @@ import { el, clock, safeHref, stageStart } from "./dom.js";
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 const LENGTH = 100;
 const TITLES = {
-  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding",
-  admission: "admission (validation)", etcd: "storage (etcd)",
+  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd",
 };
 
-// detail says what a stage found; the stage that stopped the request says
-// why, in a few words (the server's stage detail: "not found").
-function detail(m, s) {
+function detail(m, stage) {
   const r = m.request || {};
-  if (r.failedStage === s.name) return s.detail || "refused";
-  switch (s.name) {
+  switch (stage) {
     case "authentication":
+      if (r.failedStage === stage) return "who are you? unknown";
       return r.authenticator || "ok";
     case "authorization":
-      return r.decision || "";
+      if (r.decision) return r.decision;
+      break;
     case "admission":
-      return r.admission?.length ? `${r.admission.length} plugin notes` : "";
+      if (r.admission?.length) return `${r.admission.length} plugin notes`;
+      break;
     case "etcd":
-      return m.revision ? `rev ${m.revision}` : "";
+      if (m.revision) return `rev ${m.revision}`;
+      if (r.failedStage === stage && m.code === 404) return "not found";
+      break;
   }
-  return "";
+  return r.failedStage === stage ? "refused" : "";
 }
 
 function target(m) {
@@ -48,7 +49,7 @@ function row(m) {
     if (i > 0) pipeline.append(el("span", { class: `pipe pipe-${s.state} stage-delay-${i}`, "aria-hidden": "true" }));
     const stage = el("span", { class: `pstage stage-${s.state} stage-delay-${i}`, "data-stage": s.name, "data-state": s.state },
       el("span", { class: "pstage-name" }, TITLES[s.name] || s.name),
-      el("span", { class: "pstage-detail" }, detail(m, s)));
+      el("span", { class: "pstage-detail" }, detail(m, s.name)));
     const start = stageStart(s);
     if (start) stage.append(el("span", { class: "pstage-time", title: "when the request entered this stage, after it arrived" }, start));
     pipeline.append(stage);
