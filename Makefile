@@ -1,7 +1,7 @@
 # Glassplane: `make up` runs the all-in-one cluster, `make test` runs every test.
 GO        ?= go
 BIN       := bin/glassplane
-DATA_DIR  ?= ./glassplane-data
+DATA_DIR  ?= $(or $(GLASSPLANE_DATA_DIR),./glassplane-data)
 UP_FLAGS  ?= --simulated-nodes 2
 TEMPL_SRC := $(shell find components web -name '*.templ' 2>/dev/null)
 TEMPL_GO  := $(TEMPL_SRC:.templ=_templ.go)
@@ -18,6 +18,7 @@ all: build
 build: $(BIN)
 
 $(BIN): $(TEMPL_GO) $(GO_SRC) $(STATIC) go.mod go.sum
+	@if [ -e $(BIN) ]; then echo "building $(BIN)..."; else echo "building $(BIN) (the first build downloads and compiles the dependencies: about 4-5 minutes on 2 cores)..."; fi
 	$(GO) build -o $(BIN) ./cmd/glassplane
 
 # templ generate, run from the repository root (the generated files name
@@ -32,6 +33,7 @@ deps:
 	bash scripts/install-deps.sh test
 
 up: deps-runtime build
+	@echo "starting $(BIN) up --data-dir $(DATA_DIR) (Ctrl-C stops it; $(BIN) down --data-dir $(DATA_DIR) from another terminal)..."
 	$(BIN) up --data-dir $(DATA_DIR) $(UP_FLAGS)
 
 # Unit tests first, then the integration and end-to-end tests, which share the

@@ -89,8 +89,8 @@ var stageTitles = map[string]string{
 	"authentication": "authentication",
 	"authorization":  "authorization (RBAC)",
 	"decoding":       "decoding",
-	"admission":      "admission",
-	"etcd":           "etcd",
+	"admission":      "admission (validation)",
+	"etcd":           "storage (etcd)",
 }
 
 // stageStart is when a request entered a stage, for people ("+0.39 ms"),
@@ -119,13 +119,19 @@ func stageTitle(name string) string {
 	return name
 }
 
-// stageDetail says what a stage found for one request.
+// stageDetail says what a stage found for one request; the stage that
+// stopped it says why, in a few words.
 func stageDetail(r RequestRow, stage string) string {
+	if r.FailedStage == stage {
+		for _, s := range r.Stages {
+			if s.Name == stage && s.Detail != "" {
+				return s.Detail
+			}
+		}
+		return "refused"
+	}
 	switch stage {
 	case "authentication":
-		if r.FailedStage == stage {
-			return "who are you? unknown"
-		}
 		if r.Authenticator != "" {
 			return r.Authenticator
 		}
@@ -142,12 +148,6 @@ func stageDetail(r RequestRow, stage string) string {
 		if r.Revision > 0 {
 			return "rev " + strconv.FormatInt(r.Revision, 10)
 		}
-		if r.FailedStage == stage && r.Code == 404 {
-			return "not found"
-		}
-	}
-	if r.FailedStage == stage {
-		return "refused"
 	}
 	return ""
 }

@@ -36,6 +36,9 @@ type Stage struct {
 	Label string
 	// State is "ok", "failed" or "skipped".
 	State string
+	// Detail says, for the stage that stopped the request, why in a few
+	// words ("not found", "already exists").
+	Detail string
 	// Start is when the request entered the stage, after it was received;
 	// Timed is false when that is not known (a skipped stage).
 	Start time.Duration
@@ -47,8 +50,14 @@ type Overview struct {
 	Nodes []NodeBox
 	// Unscheduled holds pods with no node yet.
 	Unscheduled []PodChip
-	// Feed holds recent steps, newest first.
+	// Feed holds recent steps, newest first: by default only what people
+	// and controllers do to objects.
 	Feed []FeedItem
+	// Background counts the recent background steps (leases, node
+	// heartbeats, Event writes, permission checks) left out of the feed;
+	// ShowBackground lists them in it instead.
+	Background     int
+	ShowBackground bool
 	// Tempo is the classroom tempo control.
 	Tempo Tempo
 }
@@ -107,6 +116,9 @@ type FeedItem struct {
 	Message string
 	Stages  []Stage
 	Failed  bool
+	// Background names the kind of background step this is, if it is one
+	// (lease, heartbeat, event-write, check).
+	Background string
 }
 
 // Apply is the paste-YAML form and the outcome of the last submission.

@@ -86,6 +86,10 @@ type Message struct {
 	Reason string `json:"reason,omitempty"`
 	// Request details an audit message's pipeline.
 	Request *RequestInfo `json:"request,omitempty"`
+	// Background names the kind of background step an audit or event
+	// message is (lease, heartbeat, event-write, check: backgroundOf), empty
+	// for a step of the story.
+	Background string `json:"background,omitempty"`
 
 	// scope is who may read the message; it is not sent.
 	scope readScope
@@ -96,6 +100,8 @@ type StageState struct {
 	Name  string `json:"name"`
 	Label string `json:"label"`
 	State string `json:"state"`
+	// Detail says why the stage stopped the request ("not found").
+	Detail string `json:"detail,omitempty"`
 	// StartUs is when the request entered the stage, in microseconds after
 	// it was received (the message's timestamp); absent when not known.
 	StartUs *int64 `json:"startUs,omitempty"`
@@ -107,7 +113,7 @@ func stagesJSON(stages []components.Stage) []StageState {
 	}
 	out := make([]StageState, len(stages))
 	for i, s := range stages {
-		out[i] = StageState{Name: s.Name, Label: s.Label, State: s.State}
+		out[i] = StageState{Name: s.Name, Label: s.Label, State: s.State, Detail: s.Detail}
 		if s.Timed {
 			out[i].StartUs = new(s.Start.Microseconds())
 		}
@@ -261,7 +267,7 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 		UID:             string(io.UID), APIVersion: io.APIVersion, Kind: io.Kind, Resource: resource,
 		Namespace: io.Namespace, Name: io.Name,
 		Component: eventComponent(e), Timestamp: timestamp(eventTime(e)),
-		Action: e.Reason, Message: e.Message,
+		Action: e.Reason, Message: e.Message, Background: eventBackground(e),
 		scope: readScope{kind: scopeObject, resource: "events", namespace: e.Namespace},
 	}
 	if resource != "" {
@@ -279,10 +285,11 @@ func auditRecordMessage(rec audit.Record) Message {
 		Resource: resource, Subresource: sub, Namespace: ns, Name: name,
 		Component: ev.User.Username, Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
 		Message: auditMessage(ev), Code: auditCode(ev), Failed: auditFailed(ev),
-		Stages:  stagesJSON(stagesOf(ev.Annotations)),
-		Key:     ev.Annotations[audit.AnnotationEtcdKey],
-		Request: requestInfo(ev),
-		scope:   readScope{kind: scopeAudit, user: ev.User.Username},
+		Stages:     stagesJSON(stagesOf(ev)),
+		Key:        ev.Annotations[audit.AnnotationEtcdKey],
+		Request:    requestInfo(ev),
+		Background: backgroundOf(ev),
+		scope:      readScope{kind: scopeAudit, user: ev.User.Username},
 	}
 	if ev.ObjectRef != nil {
 		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion

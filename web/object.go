@@ -181,7 +181,7 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 			}
 			row := components.TimelineRow{
 				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
-				Stages: stagesOf(ev.Annotations), Code: auditCode(ev), Failed: auditFailed(ev),
+				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 				AuditHref: requestHref(rec.Seq),
 			}
 			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {

@@ -48,7 +48,8 @@ func (d *Dashboard) overview(c *echo.Context) error {
 		events = list.Items
 	}
 	vm := overviewModel(listable(ctx, reader, "", "nodes", nodes.Items), listable(ctx, reader, "", "pods", pods.Items))
-	vm.Feed = d.feed(ctx, reader, listable(ctx, reader, "", "events", events))
+	vm.ShowBackground = c.QueryParam("background") == "1"
+	vm.Feed, vm.Background = d.feed(ctx, reader, listable(ctx, reader, "", "events", events), vm.ShowBackground)
 	vm.Tempo = d.tempoPanel(c)
 	return render(c, http.StatusOK, components.OverviewPage(d.layout("Overview", components.PageOverview, nodes.Revision, seq), vm))
 }
@@ -88,13 +89,16 @@ func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 }
 
 // feed merges the recent changing requests reader may see and core
-// Events, newest first.
-func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []storage.KeyValue) []components.FeedItem {
+// Events, newest first. Background steps (backgroundOf: leases, node
+// heartbeats, Event writes, permission checks) are left out unless
+// withBackground, and counted.
+func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []storage.KeyValue, withBackground bool) ([]components.FeedItem, int) {
 	type entry struct {
 		at   time.Time
 		item components.FeedItem
 	}
 	var entries []entry
+	background := 0
 	if d.cfg.Audit != nil {
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(entries) < feedLength; i-- {
@@ -102,10 +106,15 @@ func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []stora
 			if !mutating(ev.Verb) || !reader.mayReadAudit(ctx, ev.User.Username) {
 				continue
 			}
+			bg := backgroundOf(ev)
+			if bg != "" && !withBackground {
+				background++
+				continue
+			}
 			m := auditRecordMessage(recs[i])
 			entries = append(entries, entry{at: ev.RequestReceivedTimestamp.Time, item: components.FeedItem{
 				Source: "audit", Component: m.Component, Action: m.Action, Target: target(m), Href: m.Href,
-				Message: failedMessage(m), Stages: stagesOf(ev.Annotations), Failed: m.Failed,
+				Message: failedMessage(m), Stages: stagesOf(ev), Failed: m.Failed, Background: bg,
 			}})
 		}
 	}
@@ -125,9 +134,13 @@ func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []stora
 			continue
 		}
 		m := eventMessage(&e, kv.Key, kv.ModRevision)
+		if m.Background != "" && !withBackground {
+			background++
+			continue
+		}
 		entries = append(entries, entry{at: preciseEventTime(&e, kv.Key, recorded), item: components.FeedItem{
 			Source: "event", Component: m.Component, Action: m.Action, Target: target(m), Href: m.Href,
-			Message: m.Message, Failed: e.Type == corev1.EventTypeWarning,
+			Message: m.Message, Failed: e.Type == corev1.EventTypeWarning, Background: m.Background,
 		}})
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].at.After(entries[j].at) })
@@ -139,7 +152,7 @@ func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []stora
 		items[i] = e.item
 		items[i].Time = timestamp(e.at)
 	}
-	return items
+	return items, background
 }
 
 // target reads like "pods/default/mypod".

@@ -42,12 +42,16 @@ func requestInfo(ev *audit.Event) *RequestInfo {
 		Authenticator: ev.Annotations[audit.AnnotationAuthenticator],
 		Groups:        ev.User.Groups,
 		Decision:      ev.Annotations[audit.AnnotationDecision],
-		Reason:        ev.Annotations[audit.AnnotationReason],
-		FailedStage:   ev.Annotations[audit.AnnotationFailedStage],
+		Reason:        rbacReason(ev.Annotations[audit.AnnotationReason]),
+		FailedStage:   stoppedAt(ev),
 		URI:           ev.RequestURI,
 	}
 	if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
 		ri.Status = ev.ResponseStatus.Message
+		// A refusal's Status already says the authorizer's reason.
+		if ri.Reason != "" && strings.Contains(ri.Status, ri.Reason) {
+			ri.Reason = ""
+		}
 	}
 	for _, k := range sortedKeys(ev.Annotations) {
 		if plugin, ok := strings.CutPrefix(k, audit.AnnotationAdmissionPrefix); ok {
@@ -56,6 +60,12 @@ func requestInfo(ev *audit.Event) *RequestInfo {
 	}
 	sort.SliceStable(ri.Admission, func(i, j int) bool { return ri.Admission[i].Plugin < ri.Admission[j].Plugin })
 	return ri
+}
+
+// rbacReason is the authorizer's reason without its "RBAC: " prefix: the
+// page labels it already.
+func rbacReason(reason string) string {
+	return strings.TrimPrefix(reason, "RBAC: ")
 }
 
 // requestFilter is what the pipeline page lists: by default the requests
@@ -106,7 +116,7 @@ func requestRow(rec audit.Record) components.RequestRow {
 	row := components.RequestRow{
 		Seq: rec.Seq, Time: m.Timestamp, User: ev.User.Username, Groups: strings.Join(ri.Groups, ", "),
 		Authenticator: ri.Authenticator, Verb: ev.Verb, Action: m.Action, Target: target(m), Href: m.Href,
-		Code: m.Code, Failed: m.Failed, FailedStage: ri.FailedStage, Stages: stagesOf(ev.Annotations),
+		Code: m.Code, Failed: m.Failed, FailedStage: ri.FailedStage, Stages: stagesOf(ev),
 		Decision: ri.Decision, Reason: ri.Reason, Status: ri.Status, Key: m.Key, Revision: m.Revision,
 	}
 	if m.Key != "" {

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
@@ -21,16 +23,18 @@ var pipeline = []struct{ name, label string }{
 	{"etcd", "etcd"},
 }
 
-// stagesOf reads an audit event's pipeline annotations: every stage is ok
-// when the request passed it, failed when it refused the request, skipped
-// otherwise, with when the request entered it where that is recorded. It
-// returns nil when the event has no pipeline annotation.
-func stagesOf(ann map[string]string) []components.Stage {
+// stagesOf reads an audit event's pipeline: every stage is ok when the
+// request passed it, failed where it stopped (stoppedAt, with what the
+// stage said: "not found", "already exists"), skipped otherwise, with when
+// the request entered it where that is recorded. It returns nil when the
+// event has no pipeline annotation.
+func stagesOf(ev *audit.Event) []components.Stage {
+	ann := ev.Annotations
 	list, ok := ann[audit.AnnotationStages]
-	failed := ann[audit.AnnotationFailedStage]
-	if !ok && failed == "" {
+	if !ok && ann[audit.AnnotationFailedStage] == "" {
 		return nil
 	}
+	failed := stoppedAt(ev)
 	passed := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
 		passed[strings.TrimSpace(s)] = true
@@ -41,17 +45,114 @@ func stagesOf(ann map[string]string) []components.Stage {
 		if p.name == "decoding" && !passed[p.name] && failed != p.name {
 			continue
 		}
-		state := "skipped"
+		state, detail := "skipped", ""
 		switch {
 		case p.name == failed:
-			state = "failed"
+			state, detail = "failed", stopReason(ev)
 		case passed[p.name]:
 			state = "ok"
 		}
 		start, timed := starts[p.name]
-		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state, Start: start, Timed: timed})
+		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state, Detail: detail, Start: start, Timed: timed})
 	}
 	return out
+}
+
+// stageOrder is each stage's place in the pipeline.
+var stageOrder = func() map[string]int {
+	m := map[string]int{}
+	for i, p := range pipeline {
+		m[p.name] = i
+	}
+	return m
+}()
+
+// stageOfCode is the stage that answers a refusal with this HTTP status:
+// a 401 is authentication's, a 403 authorization's, a 400 (or a body too
+// large or of an unknown type) decoding's, a 422 validation's (admission),
+// a 404, 409, 410 or 412 storage's (etcd: not found, already exists or a
+// conflict, a compacted revision, a failed precondition). Other codes name
+// no stage.
+func stageOfCode(code int) string {
+	switch code {
+	case http.StatusUnauthorized:
+		return "authentication"
+	case http.StatusForbidden:
+		return "authorization"
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusNotAcceptable:
+		return "decoding"
+	case http.StatusUnprocessableEntity:
+		return "admission"
+	case http.StatusNotFound, http.StatusConflict, http.StatusGone, http.StatusPreconditionFailed:
+		return "etcd"
+	}
+	return ""
+}
+
+// stoppedAt is the pipeline stage where a refused request really stopped,
+// "" for one that went through. The API server's failed-stage annotation
+// names the last stage the request entered, which is where it stopped or
+// before it: a DELETE that finds nothing fails in its handler, after
+// authorization but before it enters etcd. So the stage is the later of
+// the annotated one and the one the response's status belongs to
+// (stageOfCode): a 404 stops at storage, a 403 from admission (a namespace
+// being deleted) at admission. A 404 for no resource at all (an unknown
+// path) and server errors keep the annotated stage.
+func stoppedAt(ev *audit.Event) string {
+	annotated := ev.Annotations[audit.AnnotationFailedStage]
+	code := auditCode(ev)
+	if code < 400 {
+		return annotated
+	}
+	byCode := stageOfCode(code)
+	if code == http.StatusNotFound && (ev.ObjectRef == nil || ev.ObjectRef.Resource == "") {
+		byCode = ""
+	}
+	switch {
+	case byCode == "" || annotated == "authentication":
+		// Nothing is entered between authentication and authorization: a
+		// request refused there never got further.
+		return annotated
+	case annotated == "":
+		return byCode
+	case stageOrder[annotated] > stageOrder[byCode]:
+		return annotated
+	}
+	return byCode
+}
+
+// stopReasons say in a few words why a stage refused a request, by the
+// Status reason.
+var stopReasons = map[metav1.StatusReason]string{
+	metav1.StatusReasonUnauthorized:          "who are you? unknown",
+	metav1.StatusReasonForbidden:             "forbidden",
+	metav1.StatusReasonBadRequest:            "bad request",
+	metav1.StatusReasonRequestEntityTooLarge: "too large",
+	metav1.StatusReasonUnsupportedMediaType:  "unsupported media type",
+	metav1.StatusReasonInvalid:               "invalid",
+	metav1.StatusReasonNotFound:              "not found",
+	metav1.StatusReasonAlreadyExists:         "already exists",
+	metav1.StatusReasonConflict:              "conflict",
+	metav1.StatusReasonGone:                  "gone (compacted)",
+	metav1.StatusReasonMethodNotAllowed:      "method not allowed",
+	metav1.StatusReasonTooManyRequests:       "too many requests",
+	metav1.StatusReasonTimeout:               "timed out",
+	metav1.StatusReasonInternalError:         "internal error",
+}
+
+// stopReason says in a few words why the request was refused ("not
+// found", "already exists"); the Status message says it in full.
+func stopReason(ev *audit.Event) string {
+	if ev.ResponseStatus == nil {
+		return "refused"
+	}
+	if r, ok := stopReasons[ev.ResponseStatus.Reason]; ok {
+		return r
+	}
+	if t := http.StatusText(int(ev.ResponseStatus.Code)); ev.ResponseStatus.Code >= 400 && t != "" {
+		return strings.ToLower(t)
+	}
+	return "refused"
 }
 
 // stageStarts reads pipeline.glassplane.io/stage-starts-us

@@ -8,12 +8,12 @@ const STORAGE_KEY = "glassplane.lang";
 
 const TEXTS = {
   request: {
-    en: "{user} sent “{action}” to the API server. kube-apiserver authenticates the request, checks with RBAC that this user may do it, and runs admission (defaults, then validation).",
-    ko: "{user}이(가) API 서버에 “{action}” 요청을 보냅니다. kube-apiserver가 요청을 인증하고 RBAC로 권한을 확인한 뒤, admission 단계에서 기본값을 채우고 요청이 올바른 포맷인지 검증합니다.",
+    en: "{user} asked the API server to {verb} {object} (“{action}”). kube-apiserver authenticates the request, checks with RBAC that this user may do it, and runs admission (defaults, then validation).",
+    ko: "{user}이(가) API 서버에 {object} {verbKo} 요청(“{action}”)을 보냅니다. kube-apiserver가 요청을 인증하고 RBAC로 권한을 확인한 뒤, admission 단계에서 기본값을 채우고 요청이 올바른 포맷인지 검증합니다.",
   },
   denied: {
-    en: "The API server refused “{action}” from {user} with {code}: {message}. Nothing was written to etcd.",
-    ko: "kube-apiserver가 {user}의 “{action}” 요청을 {code}로 거부했습니다: {message}. etcd에는 아무것도 저장되지 않습니다.",
+    en: "The API server refused “{action}” on {object} from {user} with {code}: {message}. Nothing was written to etcd.",
+    ko: "kube-apiserver가 {user}의 {object}에 대한 “{action}” 요청을 {code}로 거부했습니다: {message}. etcd에는 아무것도 저장되지 않습니다.",
   },
   etcd: {
     en: "The request passed every check, so the API server stores the object in etcd under {key}. etcd revision {rev} becomes its resourceVersion: the desired state is now recorded.",
@@ -68,8 +68,8 @@ const TEXTS = {
     ko: "pod {pod}가 etcd에서 삭제되었습니다. API 서버가 모든 watcher에게 알립니다.",
   },
   controller: {
-    en: "The controller manager ({user}) works through the API server like everyone else: “{action}”, to keep the cluster at the state you declared.",
-    ko: "컨트롤러 매니저({user})도 다른 컴포넌트처럼 API 서버를 통해 “{action}” 작업을 수행합니다. 사용자가 선언한 상태를 유지하기 위해서입니다.",
+    en: "The controller manager ({user}) works through the API server like everyone else: “{action}” on {object}, to keep the cluster at the state you declared.",
+    ko: "컨트롤러 매니저({user})도 다른 컴포넌트처럼 API 서버를 통해 {object}에 “{action}” 작업을 수행합니다. 사용자가 선언한 상태를 유지하기 위해서입니다.",
   },
   "failed-scheduling": {
     en: "The scheduler found no node for {pod}: {message}",
@@ -77,10 +77,110 @@ const TEXTS = {
   },
 };
 
+// CAUSE says the latest step a person caused, above the narration of what
+// the cluster does about it.
+const CAUSE = {
+  done: {
+    en: "{time} {user} {did} {object}. What the cluster does about it:",
+    ko: "{time} {user}이(가) {object}을(를) {didKo}했습니다. 클러스터가 이어서 하는 일:",
+  },
+  refused: {
+    en: "{time} {user} tried to {verb} {object}; the API server refused it with {code}.",
+    ko: "{time} {user}이(가) {object}을(를) {didKo}하려 했지만 API 서버가 {code}로 거부했습니다.",
+  },
+};
+
+// BACKGROUND is the feed's quiet line for the steps it leaves out.
+const BACKGROUND = {
+  hidden: {
+    en: "{count} background steps (leases, node heartbeats, Event writes, the dashboard's own checks) not listed.",
+    ko: "백그라운드 단계 {count}개(lease, 노드 heartbeat, Event 기록, 대시보드 자체의 권한 확인)는 목록에서 생략했습니다.",
+  },
+  shown: {
+    en: "Background steps (leases, node heartbeats, Event writes, the dashboard's own checks) are listed.",
+    ko: "백그라운드 단계(lease, 노드 heartbeat, Event 기록, 대시보드 자체의 권한 확인)도 목록에 표시합니다.",
+  },
+  show: { en: "show background", ko: "백그라운드 보기" },
+  hide: { en: "hide background", ko: "백그라운드 숨기기" },
+};
+
+const VERBS = {
+  create: { en: "created", ko: "생성" },
+  update: { en: "updated", ko: "수정" },
+  patch: { en: "patched", ko: "패치" },
+  delete: { en: "deleted", ko: "삭제" },
+  deletecollection: { en: "deleted", ko: "삭제" },
+};
+
 const UI = {
   en: { idle: "Apply a manifest (the Apply page or kubectl) and watch each step travel through the cluster." },
   ko: { idle: "매니페스트를 적용하면 (Apply 페이지 또는 kubectl) 각 단계가 클러스터를 지나가는 모습을 볼 수 있습니다." },
 };
+
+// singular is a resource's name for one object ("pods" → "pod").
+function singular(resource) {
+  if (resource === "endpoints") return resource;
+  if (resource.endsWith("ies")) return `${resource.slice(0, -3)}y`;
+  if (/(ss|x|ch|sh)es$/.test(resource)) return resource.slice(0, -2);
+  return resource.endsWith("s") ? resource.slice(0, -1) : resource;
+}
+
+// objectText names what a request acted on: "pod default/mypod", "node
+// n1", "pods in default", with its subresource ("pod default/x (binding)").
+export function objectText({ resource, subresource, namespace, name }, lang = "en") {
+  if (!resource) return name || "";
+  let s;
+  if (name) s = `${singular(resource)} ${namespace ? `${namespace}/` : ""}${name}`;
+  else if (namespace) s = lang === "ko" ? `${namespace} 네임스페이스의 ${resource}` : `${resource} in ${namespace}`;
+  else s = resource;
+  return subresource ? `${s} (${subresource})` : s;
+}
+
+// targetObject reads a map step's target ("pods/default/mypod", the label
+// after the action) back into what the request acted on.
+function targetObject(step) {
+  const action = step.vars?.action || "";
+  const label = step.label || "";
+  if (!action || !label.startsWith(`${action} `)) return null;
+  const [resource, ...rest] = label.slice(action.length + 1).split("/");
+  const subresource = action.includes("/") ? action.slice(action.indexOf("/") + 1) : "";
+  if (rest.length >= 2) return { resource, subresource, namespace: rest[0], name: rest.slice(1).join("/") };
+  return { resource, subresource, name: rest[0] || "" };
+}
+
+function fill(tpl, vars) {
+  return tpl.replace(/\{(\w+)\}/g, (_, name) => {
+    const v = vars[name];
+    return v === undefined || v === null || v === "" ? "?" : String(v);
+  });
+}
+
+// isPerson tells whether a user is a person (or their own service
+// account), not a component of the cluster.
+export function isPerson(user) {
+  if (!user) return false;
+  if (user.startsWith("system:serviceaccount:")) return !user.startsWith("system:serviceaccount:kube-system:");
+  return !user.startsWith("system:");
+}
+
+// causeText says the step a person caused, from its audit message: "10:41:03
+// glassplane-admin created pod default/mypod. What the cluster does about it:".
+export function causeText(m, lang, time) {
+  const verb = (m.verb || "").toLowerCase();
+  const v = VERBS[verb] || { en: verb, ko: verb };
+  const t = m.failed ? CAUSE.refused : CAUSE.done;
+  return fill(t[lang] || t.en, {
+    time, user: m.component, verb: verb === "deletecollection" ? "delete" : verb, did: v.en, didKo: v.ko,
+    object: objectText(m, lang), code: m.code || "",
+  });
+}
+
+// backgroundText is the feed's quiet line, its toggle's label in lang.
+export function backgroundText(count, shown, lang) {
+  const t = shown ? BACKGROUND.shown : BACKGROUND.hidden;
+  const toggle = shown ? BACKGROUND.hide : BACKGROUND.show;
+  return [fill(t[lang] || t.en, { count: String(count) }), toggle[lang] || toggle.en];
+}
 
 // currentLang is the remembered language, English by default.
 export function currentLang() {
@@ -105,11 +205,13 @@ export function setLang(lang) {
 // narrate returns the explanation of a step in lang.
 export function narrate(step, lang) {
   const t = TEXTS[step.kind] || TEXTS.request;
-  const tpl = t[lang] || t.en;
-  return tpl.replace(/\{(\w+)\}/g, (_, name) => {
-    const v = step.vars?.[name];
-    return v === undefined || v === null || v === "" ? "?" : String(v);
-  });
+  const vars = { ...step.vars };
+  const target = targetObject(step);
+  const verb = (vars.action || "").split(" ")[0];
+  vars.object ??= target ? objectText(target, lang) : vars.pod;
+  vars.verb ??= verb === "deletecollection" ? "delete" : verb;
+  vars.verbKo ??= VERBS[verb]?.ko || verb;
+  return fill(t[lang] || t.en, vars);
 }
 
 export function idleText(lang) {

@@ -11,8 +11,15 @@
 // The page's regions are contained (app.css, contain: content): a change inside
 // one node box, the feed, the step list or the map lays out and repaints
 // that region, not a page of a thousand chips.
+//
+// Background steps (the server marks them: lease renewals, node
+// heartbeats, Event writes, permission checks) stay out of the map, its
+// narration and the feed; the feed's quiet line counts them, and
+// ?background=1 lists them. Above the narration, the latest step a person
+// caused stays named while the cluster's steps that follow it are narrated.
 import { el, clock, flash, stageChips, safeHref, pacer } from "./dom.js";
 import { clusterMap } from "./map.js";
+import { currentLang, causeText, backgroundText, isPerson } from "./narration.js";
 
 const FEED_LENGTH = 40;
 const PANEL_MS = 250;
@@ -50,7 +57,8 @@ function target(m) {
 function feedItem(m, source) {
   const href = safeHref(m.href);
   const item = el("li", {
-    class: `feed-item src-${source}${m.failed ? " failed" : ""}`, "data-testid": "feed-item", "data-source": source,
+    class: `feed-item src-${source}${m.failed ? " failed" : ""}${m.background ? " background" : ""}`,
+    "data-testid": "feed-item", "data-source": source, "data-background": m.background || "",
   },
   el("time", { datetime: m.timestamp }, clock(m.timestamp)),
   el("span", { class: "actor" }, m.component),
@@ -151,16 +159,91 @@ class Overview {
   }
 }
 
+// foreground is the stream as the map sees it: without background steps.
+function foreground(stream) {
+  return {
+    on(type, fn) {
+      stream.on(type, type === "audit" || type === "event" ? (m) => { if (!m.background) fn(m); } : fn);
+      return this;
+    },
+  };
+}
+
+// Story keeps the narration's cause line (the latest step a person caused)
+// and the feed's background line, in the chosen language.
+class Story {
+  constructor() {
+    this.cause = document.getElementById("narration-cause");
+    this.line = document.getElementById("feed-background");
+    this.shown = this.line?.dataset.shown === "true";
+    this.count = Number(this.line?.dataset.count || 0);
+    this.last = null; // the latest audit message of a person's change
+    this.lang = currentLang();
+    document.addEventListener("glassplane:lang", (ev) => {
+      this.lang = ev.detail.lang;
+      this.render();
+    });
+    this.render();
+  }
+
+  caused(m) {
+    this.last = m;
+    this.renderCause();
+  }
+
+  background() {
+    this.count++;
+    this.renderLine();
+  }
+
+  render() {
+    this.renderCause();
+    this.renderLine();
+  }
+
+  renderCause() {
+    if (!this.cause || !this.last) return;
+    this.cause.textContent = causeText(this.last, this.lang, clock(this.last.timestamp));
+    this.cause.lang = this.lang;
+    this.cause.dataset.user = this.last.component || "";
+    this.cause.dataset.target = [this.last.resource, this.last.namespace, this.last.name].filter(Boolean).join("/");
+    this.cause.hidden = false;
+    flash(this.cause);
+  }
+
+  renderLine() {
+    if (!this.line) return;
+    const [text, toggle] = backgroundText(this.count, this.shown, this.lang);
+    this.line.dataset.count = String(this.count);
+    this.line.querySelector(".feed-background-text").textContent = text;
+    this.line.querySelector(".feed-background-toggle").textContent = toggle;
+    this.line.lang = this.lang;
+  }
+}
+
 export function overview(stream) {
-  clusterMap(stream);
+  clusterMap(foreground(stream));
   const page = new Overview();
+  const story = new Story();
   stream
     .on("watch", (m) => {
       if (m.kind === "Pod") page.upsertPod(m);
       else if (m.kind === "Node") page.upsertNode(m);
     })
     .on("audit", (m) => {
-      if (MUTATING.has(m.verb)) page.addFeed(m, "audit");
+      if (!MUTATING.has(m.verb)) return;
+      if (m.background && !story.shown) {
+        story.background();
+        return;
+      }
+      if (!m.background && isPerson(m.component)) story.caused(m);
+      page.addFeed(m, "audit");
     })
-    .on("event", (m) => page.addFeed(m, "event"));
+    .on("event", (m) => {
+      if (m.background && !story.shown) {
+        story.background();
+        return;
+      }
+      page.addFeed(m, "event");
+    });
 }

@@ -6,27 +6,26 @@ import { el, clock, safeHref, stageStart } from "./dom.js";
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 const LENGTH = 100;
 const TITLES = {
-  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding", admission: "admission", etcd: "etcd",
+  authentication: "authentication", authorization: "authorization (RBAC)", decoding: "decoding",
+  admission: "admission (validation)", etcd: "storage (etcd)",
 };
 
-function detail(m, stage) {
+// detail says what a stage found; the stage that stopped the request says
+// why, in a few words (the server's stage detail: "not found").
+function detail(m, s) {
   const r = m.request || {};
-  switch (stage) {
+  if (r.failedStage === s.name) return s.detail || "refused";
+  switch (s.name) {
     case "authentication":
-      if (r.failedStage === stage) return "who are you? unknown";
       return r.authenticator || "ok";
     case "authorization":
-      if (r.decision) return r.decision;
-      break;
+      return r.decision || "";
     case "admission":
-      if (r.admission?.length) return `${r.admission.length} plugin notes`;
-      break;
+      return r.admission?.length ? `${r.admission.length} plugin notes` : "";
     case "etcd":
-      if (m.revision) return `rev ${m.revision}`;
-      if (r.failedStage === stage && m.code === 404) return "not found";
-      break;
+      return m.revision ? `rev ${m.revision}` : "";
   }
-  return r.failedStage === stage ? "refused" : "";
+  return "";
 }
 
 function target(m) {
@@ -49,7 +48,7 @@ function row(m) {
     if (i > 0) pipeline.append(el("span", { class: `pipe pipe-${s.state} stage-delay-${i}`, "aria-hidden": "true" }));
     const stage = el("span", { class: `pstage stage-${s.state} stage-delay-${i}`, "data-stage": s.name, "data-state": s.state },
       el("span", { class: "pstage-name" }, TITLES[s.name] || s.name),
-      el("span", { class: "pstage-detail" }, detail(m, s.name)));
+      el("span", { class: "pstage-detail" }, detail(m, s)));
     const start = stageStart(s);
     if (start) stage.append(el("span", { class: "pstage-time", title: "when the request entered this stage, after it arrived" }, start));
     pipeline.append(stage);
