@@ -107,6 +107,19 @@ func TestContainerdRunsDemoPod(t *testing.T) {
 	if err != nil || !strings.HasPrefix(v, "containerd://") {
 		t.Fatalf("Version = %q, %v; want containerd://...", v, err)
 	}
+	// A demo image an earlier Glassplane built (another script or applet
+	// list) is replaced by this one's.
+	fake := t.TempDir() + "/busybox"
+	if err := os.WriteFile(fake, []byte("an older demo image"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	older, err := BuildDemoImage(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.ImportImage(ctx, bytes.NewReader(older)); err != nil {
+		t.Fatalf("ImportImage: %v", err)
+	}
 	if err := rt.EnsureDemoImage(ctx); err != nil {
 		t.Fatalf("EnsureDemoImage: %v", err)
 	}
@@ -114,8 +127,12 @@ func TestContainerdRunsDemoPod(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("ImageStatus(%q) = %v, %v; want present", DemoImage, ok, err)
 	}
-	if !strings.HasPrefix(img.ID, "glassplane.local/hello@sha256:") {
-		t.Errorf("image ID = %q, want glassplane.local/hello@sha256:...", img.ID)
+	_, manifest, err := buildDemoImage(DemoBusybox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "glassplane.local/hello@" + manifest.String(); img.ID != want {
+		t.Errorf("image ID = %q, want %q (this Glassplane's demo image)", img.ID, want)
 	}
 
 	pod := PodSpec{UID: "0d1c2b3a-0000-4000-8000-000000000001", Namespace: "default", Name: "hello", RestartPolicy: "Always"}
