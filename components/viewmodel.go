@@ -298,8 +298,11 @@ type ScoreCell struct {
 
 // Etcd is the key explorer.
 type Etcd struct {
-	Total    int
-	Groups   []KeyGroup
+	Total  int
+	Groups []KeyGroup
+	// Focus is the namespace the tree opens on: that of the newest write
+	// to a namespaced key outside the system's namespaces ("" for none).
+	Focus    string
 	Selected *EtcdValue
 	// Missing is the key asked for when it does not exist.
 	Missing string
@@ -345,12 +348,17 @@ type KeyGroup struct {
 	Resource   string
 	Count      int
 	Namespaces []KeyNamespace
+	// Open is set for the groups the tree opens on: the focus namespace's
+	// and the selected key's.
+	Open bool
 }
 
 // KeyNamespace is one namespace's keys ("" for cluster-scoped objects).
 type KeyNamespace struct {
 	Namespace string
 	Keys      []EtcdKey
+	// Open is set for the focus namespace and the selected key's.
+	Open bool
 }
 
 // EtcdKey is one key in the tree.

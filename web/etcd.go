@@ -160,7 +160,7 @@ func etcdDiff(a, b keyVersion) *components.EtcdDiff {
 
 // etcdModel groups keys (already in key order) by storage resource and
 // namespace and picks out the selected one; at > 0 keeps the links at that
-// revision.
+// revision. The tree opens on the focus namespace and the selected key.
 func etcdModel(kvs []storage.KeyValue, selected string, at int64) components.Etcd {
 	vm := components.Etcd{Total: len(kvs)}
 	group := map[string]int{}
@@ -193,7 +193,41 @@ func etcdModel(kvs []storage.KeyValue, selected string, at int64) components.Etc
 			vm.Selected = etcdValue(kv)
 		}
 	}
+	vm.Focus = focusNamespace(kvs)
+	for gi := range vm.Groups {
+		g := &vm.Groups[gi]
+		for ni := range g.Namespaces {
+			ns := &g.Namespaces[ni]
+			ns.Open = ns.Namespace != "" && ns.Namespace == vm.Focus
+			for _, k := range ns.Keys {
+				ns.Open = ns.Open || k.Selected
+			}
+			g.Open = g.Open || ns.Open
+		}
+	}
 	return vm
+}
+
+// systemNamespaces are where the cluster writes on its own (leases,
+// heartbeats, its controllers' objects): not where a student looks first.
+var systemNamespaces = map[string]bool{"kube-system": true, "kube-node-lease": true, "kube-public": true}
+
+// focusNamespace is the namespace of the newest write to a namespaced key
+// outside the system's namespaces, most often that of the object the user
+// applied last ("" when there is none).
+func focusNamespace(kvs []storage.KeyValue) string {
+	var focus string
+	var newest int64
+	for i := range kvs {
+		ref, ok := parseKey(kvs[i].Key)
+		if !ok || ref.Namespace == "" || systemNamespaces[ref.Namespace] || ref.StorageResource == "leases" {
+			continue
+		}
+		if kvs[i].ModRevision > newest {
+			focus, newest = ref.Namespace, kvs[i].ModRevision
+		}
+	}
+	return focus
 }
 
 // etcdValue is a key's value for display, secrets masked.

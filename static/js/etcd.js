@@ -4,7 +4,32 @@ import { el, byData, flash } from "./dom.js";
 
 const CHANGES = 20;
 
+// filterKeys shows the keys whose path contains the filter's text, opens
+// the groups and namespaces that hold one and hides the rest; an empty
+// filter gives back the tree as it opened.
+function filterKeys(tree, text) {
+  const q = text.trim().toLowerCase();
+  let shown = 0;
+  for (const details of tree.querySelectorAll("details.key-group, details.key-ns-group")) {
+    if (details.dataset.opened === undefined) details.dataset.opened = String(details.open);
+  }
+  for (const link of tree.querySelectorAll('[data-testid="etcd-key"]')) {
+    const match = !q || link.dataset.key.toLowerCase().includes(q);
+    link.parentElement.hidden = !match;
+    if (match) shown++;
+  }
+  for (const details of [...tree.querySelectorAll("details.key-ns-group"), ...tree.querySelectorAll("details.key-group")]) {
+    const any = details.querySelector("li:not([hidden])") !== null;
+    details.hidden = !any;
+    details.open = q ? any : details.dataset.opened === "true";
+  }
+  document.getElementById("key-filter-none").hidden = shown > 0;
+}
+
 export function etcdPage(stream) {
+  const tree = document.querySelector('[data-testid="etcd-tree"]');
+  const filter = document.getElementById("key-filter");
+  if (tree && filter) filter.addEventListener("input", () => filterKeys(tree, filter.value));
   const params = new URLSearchParams(location.search);
   const selected = params.get("key");
   // A past revision stays as it was; only the newest value follows changes.

@@ -43,6 +43,7 @@ const KO = {
   "object.decision": "스케줄러의 결정",
   "etcd.history": "기록",
   "etcd.value": "값",
+  "etcd.filter": "키 필터",
   "sched.kind": "스케줄링",
   "sched.attempts": "시도",
   "sched.one-feasible": "모든 필터를 통과한 노드가 하나뿐이라 점수를 매길 필요가 없습니다.",

@@ -15,7 +15,10 @@
 // request completed waits for the create's steps).
 //
 // Pace. At a classroom's pace every step is animated and a pod's dot changes
-// when its step arrives. When steps come faster than they can be shown, the
+// when its step arrives. The map stays within MAX_LAG_MS of the steps it
+// is given: a step's animation shares what is left of that second with
+// the steps queued behind it, and a step that waited longer is listed
+// without animation. When steps come faster than they can be shown, the
 // map catches up: the dots follow the watch events, placed four times a
 // second (each placement repaints the map, a large SVG), a short queue
 // hurries, and a long one switches the map to condensed for a while: the
@@ -34,6 +37,8 @@ const QUIET = [["leases", ""], ["events", ""], ["nodes", "status"]];
 const HOLD_MS = 1500;
 const RUNNING_HOLD_MS = 4000;
 const MAX_STEPS = 400;
+// A step's label on the map is cut to LABEL_CHARS characters.
+const LABEL_CHARS = 34;
 const VISIBLE_STEPS = 30;
 // A condensed update lists at most LISTED_STEPS new steps (all are recorded).
 const LISTED_STEPS = 4;
@@ -43,6 +48,11 @@ const LISTED_STEPS = 4;
 const CONDENSE_STEPS = 20;
 const CONDENSED_MS = 2000;
 const CONDENSED_EVERY_MS = 250;
+// A step is animated for at most STEP_MS, at least MIN_STEP_MS, and never
+// starts more than MAX_LAG_MS after it was queued.
+const STEP_MS = 900;
+const MIN_STEP_MS = 120;
+const MAX_LAG_MS = 1000;
 const RUNTIME_REASONS = new Set(["Pulling", "Pulled", "Created", "Started"]);
 
 // Geometry shared with components/format.go.
@@ -54,6 +64,13 @@ function svgEl(tag, attrs = {}, text) {
   for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
   if (text !== undefined) n.textContent = text;
   return n;
+}
+
+// overlap is the area two rectangles {x, y, w, h} share.
+function overlap(p, q) {
+  const w = Math.min(p.x + p.w, q.x + q.w) - Math.max(p.x, q.x);
+  const h = Math.min(p.y + p.h, q.y + q.h) - Math.max(p.y, q.y);
+  return w > 0 && h > 0 ? w * h : 0;
 }
 
 // componentOf maps an authenticated user to the box it acts from.
@@ -405,6 +422,7 @@ class ClusterMap {
       this.placePod(step.pod);
       return;
     }
+    step.queued = Date.now();
     this.queue.push(step);
     if (!this.busy) this.next();
   }
@@ -417,6 +435,16 @@ class ClusterMap {
       this.condenseSoon();
       return;
     }
+    // Steps that waited too long are listed, not animated: a backlog must
+    // not keep the map seconds behind the list.
+    const late = [];
+    while (this.queue.length > 1 && now - this.queue[0].queued > MAX_LAG_MS) late.push(this.queue.shift());
+    if (late.length) {
+      this.render(late);
+      for (const s of late) {
+        if (s.pod) this.placePod(s.pod);
+      }
+    }
     const step = this.queue.shift();
     if (!step) {
       this.busy = false;
@@ -424,9 +452,10 @@ class ClusterMap {
     }
     this.busy = true;
     this.render([step]);
-    // A few queued steps play at reading pace; a longer queue hurries so
-    // the map is never more than a second or two behind the cluster.
-    const ms = this.queue.length > 3 ? 150 : 900;
+    // A lone step plays at reading pace; queued ones share what is left of
+    // MAX_LAG_MS, so the last of them starts within it.
+    const left = MAX_LAG_MS - (now - step.queued);
+    const ms = Math.max(MIN_STEP_MS, Math.min(STEP_MS, left / (1 + this.queue.length)));
     this.animate(step, ms).then(() => {
       if (step.pod) this.placePod(step.pod);
       this.next();
@@ -513,9 +542,10 @@ class ClusterMap {
     const packets = document.getElementById("map-packets");
     const p = svgEl("g", { class: `packet packet-${step.kind}${step.failed ? " failed" : ""}`, "data-kind": step.kind });
     p.append(svgEl("circle", { r: 8 }));
-    const label = svgEl("text", { class: "packet-label", x: 12, y: -10 }, step.label.length > 60 ? `${step.label.slice(0, 57)}…` : step.label);
-    p.append(label);
-    packets.append(p);
+    const label = svgEl("text", { class: `packet-label packet-${step.kind}${step.failed ? " failed" : ""}`, "data-testid": "packet-label" },
+      step.label.length > LABEL_CHARS ? `${step.label.slice(0, LABEL_CHARS - 1)}…` : step.label);
+    packets.append(label, p);
+    this.placeLabel(label, a, b);
     const edge = this.edge(step.from, step.to);
     edge?.classList.add("active");
     a.g.classList.add("active");
@@ -534,11 +564,59 @@ class ClusterMap {
         b.g.classList.add("active");
         setTimeout(() => b.g.classList.remove("active"), 400);
         p.classList.add("arrived");
-        setTimeout(() => p.remove(), step.failed ? 1500 : 300);
+        label.classList.add("arrived");
+        setTimeout(() => {
+          p.remove();
+          label.remove();
+        }, step.failed ? 1500 : 300);
         resolve();
       };
       requestAnimationFrame(frame);
     });
+  }
+
+  // placeLabel puts a step's label beside its edge where it covers no
+  // box's title: it tries points along the edge, and above and below them,
+  // and keeps the one whose label overlaps the boxes' titles least (then
+  // the boxes themselves). The label stays while the packet travels.
+  placeLabel(label, a, b) {
+    label.setAttribute("x", 0);
+    label.setAttribute("y", 0);
+    const size = label.getBBox();
+    const w = size.width, h = size.height;
+    const near = [];
+    const lo = { x: Math.min(a.cx, b.cx) - w, y: Math.min(a.cy, b.cy) - 2 * h };
+    const hi = { x: Math.max(a.cx, b.cx) + w, y: Math.max(a.cy, b.cy) + 2 * h };
+    for (const box of this.boxes.values()) {
+      if (box.x > hi.x || box.x + box.w < lo.x || box.y > hi.y || box.y + box.h < lo.y) continue;
+      near.push({ rect: box, titles: this.titlesOf(box) });
+    }
+    let best = null;
+    for (const t of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) {
+      for (const dy of [0, -h, h]) {
+        const r = { x: a.cx + (b.cx - a.cx) * t - w / 2, y: a.cy + (b.cy - a.cy) * t - h / 2 + dy, w, h };
+        let cost = 0;
+        for (const n of near) {
+          cost += overlap(r, n.rect);
+          for (const title of n.titles) cost += 100 * overlap(r, title);
+        }
+        if (!best || cost < best.cost) best = { cost, r };
+        if (cost === 0) break;
+      }
+      if (best.cost === 0) break;
+    }
+    label.setAttribute("x", best.r.x - size.x);
+    label.setAttribute("y", best.r.y - size.y);
+  }
+
+  // titlesOf is where a box's texts are drawn, measured once per size of
+  // type (presenter mode changes it).
+  titlesOf(box) {
+    const key = document.documentElement.classList.contains("presenter") ? "presenter" : "normal";
+    if (box.titles?.key !== key) {
+      box.titles = { key, rects: [...box.g.querySelectorAll("text")].map((t) => { const r = t.getBBox(); return { x: r.x, y: r.y, w: r.width, h: r.height }; }) };
+    }
+    return box.titles.rects;
   }
 
   setupLang() {
