@@ -3,6 +3,7 @@ package components
 import (
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -177,4 +178,41 @@ func objectPath(o Object) string {
 		return "/objects/" + url.PathEscape(o.Resource) + "/" + url.PathEscape(o.Name)
 	}
 	return "/objects/" + url.PathEscape(o.Resource) + "/" + url.PathEscape(o.Namespace) + "/" + url.PathEscape(o.Name)
+}
+
+// incarnationsOf are the incarnations created before the one shown
+// (earlier) or after it.
+func incarnationsOf(all []Incarnation, earlier bool) []Incarnation {
+	var out []Incarnation
+	for _, inc := range all {
+		if inc.Earlier == earlier {
+			out = append(out, inc)
+		}
+	}
+	return out
+}
+
+// incarnationCount reads like "2 earlier pods named mypod:".
+func incarnationCount(n int, when string, o Object) string {
+	what := strings.ToLower(o.Kind)
+	if what == "" {
+		what = "object"
+	}
+	if n != 1 {
+		what = o.Resource
+		if what == "" {
+			what = "objects"
+		}
+	}
+	return strconv.Itoa(n) + " " + when + " " + what + " named " + o.Name + ":"
+}
+
+// incarnationLabel names one incarnation by when it was created, and says
+// which is stored now.
+func incarnationLabel(inc Incarnation) string {
+	label := "created " + clock(inc.Created)
+	if inc.Current {
+		label += " (stored now)"
+	}
+	return label
 }

@@ -216,6 +216,27 @@ type Object struct {
 	// owns (and theirs), each with its own timeline.
 	Owners     []ObjectLink
 	Dependents []TimelineGroup
+	// Past is set when the page shows an earlier object of the name (by
+	// ?uid=), no longer stored; StoredUID is then the uid of the one
+	// stored now, if any.
+	Past      bool
+	StoredUID string
+	// Incarnations are the other objects of the same name the timeline
+	// knows of (deleted and created again), oldest first.
+	Incarnations []Incarnation
+}
+
+// Incarnation is another object of the same name, before or after the one
+// a page shows.
+type Incarnation struct {
+	UID string
+	// Created is when it was first seen (RFC 3339 with milliseconds).
+	Created string
+	Href    string
+	// Earlier is set for one created before the one shown; Current for
+	// the one stored now.
+	Earlier bool
+	Current bool
 }
 
 // ObjectLink names another object and its page.
@@ -256,6 +277,13 @@ type TimelineRow struct {
 	AuditHref    string
 	Revision     string
 	RevisionHref string
+	// UID is the uid of the object the row names, "" when it names none.
+	UID string
+	// FoldKey groups repeated reads (user, verb, answer); Count is how
+	// many the row stands for and LastTime when the last came.
+	FoldKey  string
+	Count    int
+	LastTime string
 }
 
 // Decision is the scheduler's explanation of where a pod went.

@@ -1,12 +1,10 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -14,16 +12,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // object serves /objects/<resource>/[<namespace>/]<name>: the stored object
-// and its timeline. With ?format=json or ?format=yaml it answers the stored
-// object alone (secrets masked). A logged-in user needs get on the object's
-// resource in its namespace, and sees only the Events, requests, owners and
-// dependents they may read.
+// and its timeline (timeline.go), which follows it by uid; ?uid= shows an
+// earlier object of the name instead. With ?format=json or ?format=yaml it
+// answers the stored object alone (secrets masked). A logged-in user needs
+// get on the object's resource in its namespace, and sees only the Events,
+// requests, owners and dependents they may read.
 func (d *Dashboard) object(c *echo.Context) error {
 	ctx := c.Request().Context()
 	reader := d.readerOf(c.Request())
@@ -105,9 +103,12 @@ func (d *Dashboard) object(c *echo.Context) error {
 			vm.Decision = dec
 		}
 	}
+	if uid := c.QueryParam("uid"); uid != "" && uid != vm.UID {
+		vm = pastIncarnation(vm, uid)
+	}
 	// The Events are decoded once for the object and all its dependents.
 	about := newEventIndex(events.Items, recordedTimes(d.cfg.Audit))
-	vm.Timeline = d.timeline(ctx, reader, vm, about)
+	vm.Timeline, vm.Incarnations = d.timeline(ctx, reader, vm, about)
 	if vm.UID != "" {
 		graph, err := d.ownerGraph(ctx, namespace)
 		if err != nil {
@@ -118,19 +119,14 @@ func (d *Dashboard) object(c *echo.Context) error {
 			if !reader.allowed(ctx, "get", o.group, dep.Resource, dep.Namespace) {
 				continue
 			}
+			rows, _ := d.timeline(ctx, reader, dep, about)
 			vm.Dependents = append(vm.Dependents, components.TimelineGroup{
 				Object: components.ObjectLink{Kind: dep.Kind, Name: dep.Name, Href: objectHref(dep.Resource, dep.Namespace, dep.Name)},
-				Rows:   d.timeline(ctx, reader, dep, about),
+				Rows:   rows,
 			})
 		}
 	}
 	return render(c, http.StatusOK, components.ObjectPage(d.layout(vm.Kind+" "+name, components.PageObject, events.Revision, seq), vm))
-}
-
-// timelineEntry is a row with the time it sorts by.
-type timelineEntry struct {
-	at  time.Time
-	row components.TimelineRow
 }
 
 // eventIndex is a page's core Events, decoded once, by their involved
@@ -166,67 +162,6 @@ func (x eventIndex) about(o components.Object) []timedEvent {
 		}
 	}
 	return out
-}
-
-// timeline merges the audit events about the object (any subresource) that
-// reader may see and the core Events whose involvedObject is it, in time
-// order.
-func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o components.Object, events eventIndex) []components.TimelineRow {
-	var entries []timelineEntry
-	if d.cfg.Audit != nil {
-		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
-			ev := rec.Event
-			if !reader.mayReadAudit(ctx, ev.User.Username) {
-				continue
-			}
-			row := components.TimelineRow{
-				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
-				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
-				AuditHref: requestHref(rec.Seq),
-			}
-			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {
-				row.Revision = rev
-				row.RevisionHref = keyHref(key) + "&rev=" + rev
-			}
-			entries = append(entries, timelineEntry{at: ev.RequestReceivedTimestamp.Time, row: row})
-		}
-	}
-	for _, te := range events.about(o) {
-		e := te.e
-		entries = append(entries, timelineEntry{at: te.at, row: components.TimelineRow{
-			Source: "event", Actor: eventComponent(e), Action: e.Reason, Message: e.Message,
-			Type: e.Type, Failed: e.Type == corev1.EventTypeWarning,
-		}})
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].at.Before(entries[j].at) })
-	rows := make([]components.TimelineRow, len(entries))
-	for i, e := range entries {
-		rows[i] = e.row
-		rows[i].Time = timestamp(e.at)
-		rows[i].Relative = fmt.Sprintf("+%d ms", e.at.Sub(entries[0].at).Milliseconds())
-	}
-	return rows
-}
-
-// auditAbout tells whether an audit event acted on the object.
-func auditAbout(ev *audit.Event, o components.Object) bool {
-	if k := ev.Annotations[audit.AnnotationEtcdKey]; k != "" && k == o.Key {
-		return true
-	}
-	resource, _, namespace, name := auditRef(ev)
-	return resource == o.Resource && namespace == o.Namespace && name == o.Name
-}
-
-// eventAbout tells whether a core Event's involvedObject is the object.
-func eventAbout(e *corev1.Event, o components.Object) bool {
-	io := e.InvolvedObject
-	if o.UID != "" && string(io.UID) == o.UID {
-		return true
-	}
-	if io.Name != o.Name || io.Namespace != o.Namespace {
-		return false
-	}
-	return io.Kind == o.Kind || (o.Kind == "" && resourceOfKind(io.Kind) == o.Resource)
 }
 
 // decisionView reads a compact decision (explain.Compact) into the view

@@ -1,6 +1,12 @@
 // Object page: the timeline grows as requests and Events about the object
-// arrive, and the stored object refreshes when its key changes.
+// arrive, and the stored object refreshes when its key changes. The page
+// follows one object by uid: a step naming another object of the same name
+// (deleted and created again) is not its own, and a page of an earlier
+// one (?uid=) takes only steps naming it. A repeated read (the same user,
+// verb and answer) counts on its row instead of adding one.
 import { el, clock, flash, stageChips } from "./dom.js";
+
+const READS = new Set(["get", "list", "watch"]);
 
 function relabel(tbody) {
   const rows = [...tbody.querySelectorAll("tr")];
@@ -12,7 +18,27 @@ function relabel(tbody) {
   }
 }
 
+// countRead adds a read to its folded row, if the timeline has one.
+function countRead(tbody, key, m) {
+  const row = [...tbody.querySelectorAll("tr[data-fold-key]")].find((r) => r.dataset.foldKey === key);
+  if (!row) return false;
+  const count = Number(row.dataset.count || 1) + 1;
+  row.dataset.count = String(count);
+  const action = row.querySelector(".action");
+  let badge = action.querySelector(".read-count");
+  if (!badge) {
+    badge = el("span", { class: "read-count", "data-testid": "read-count" });
+    action.append(badge);
+  }
+  badge.textContent = `×${count}`;
+  badge.title = `the same read, ${count} times; the last at ${clock(m.timestamp)}`;
+  flash(row);
+  return true;
+}
+
 function addRow(tbody, source, m) {
+  const foldKey = source === "audit" && READS.has(m.verb) ? `${m.component} ${m.action} ${m.code || 0}` : "";
+  if (foldKey && countRead(tbody, foldKey, m)) return;
   const action = el("td", { class: "action" }, m.action);
   if (m.code) action.append(el("span", { class: "code-badge" }, String(m.code)));
   if (source === "event" && m.eventType === "Warning") action.append(el("span", { class: "warn-badge" }, "Warning"));
@@ -29,6 +55,7 @@ function addRow(tbody, source, m) {
   const failed = m.failed || (source === "event" && m.eventType === "Warning");
   const row = el("tr", {
     class: `row src-${source}${failed ? " failed" : ""}`, "data-testid": "timeline-row", "data-source": source, "data-time": m.timestamp,
+    "data-uid": m.uid || "", "data-fold-key": foldKey, "data-count": foldKey ? "1" : "0",
   },
   el("td", { class: "time" }, el("time", { datetime: m.timestamp }, clock(m.timestamp))),
   el("td", { class: "rel" }),
@@ -72,15 +99,23 @@ export function objectPage(stream) {
   const tbody = document.getElementById("timeline-rows");
   if (!section || !tbody) return;
   const o = section.dataset;
+  const past = o.past === "true";
   const isIt = (m) => (m.namespace || "") === (o.namespace || "");
+  // sameObject: a step naming a uid must name this one's; an earlier
+  // object's page takes only those.
+  const sameObject = (m) => (m.uid ? !o.uid || m.uid === o.uid : !past);
   stream
     .on("audit", (m) => {
+      if (!sameObject(m)) return;
       if (m.key === o.key || (m.resource === o.resource && m.name === o.name && isIt(m))) addRow(tbody, "audit", m);
     })
     .on("event", (m) => {
+      if (!sameObject(m)) return;
       if ((o.uid && m.uid === o.uid) || (m.kind === o.kind && m.name === o.name && isIt(m))) addRow(tbody, "event", m);
     })
     .on("watch", (m) => {
-      if (m.key === o.key) refreshStored(section, m);
+      if (past || m.key !== o.key) return;
+      if (o.uid && m.uid && m.uid !== o.uid && m.eventType !== "DELETED") return;
+      refreshStored(section, m);
     });
 }
