@@ -138,11 +138,16 @@ class Overview {
     flash(box);
   }
 
-  // addFeed queues a step for the feed; the next flush adds the newest ones.
+  // addFeed queues a step for the feed; the next flush adds the newest
+  // ones, keeping a person's steps over the cluster's (the scheduler's,
+  // the kubelet's and their Events follow an apply within milliseconds).
   addFeed(m, source) {
     this.pendingFeed.push([m, source]);
     this.feedArrived++;
-    if (this.pendingFeed.length > FEED_BURST) this.pendingFeed.shift();
+    if (this.pendingFeed.length > FEED_BURST) {
+      const i = this.pendingFeed.findIndex(([p, src]) => src !== "audit" || !isPerson(p.component));
+      this.pendingFeed.splice(i >= 0 ? i : 0, 1);
+    }
     this.flushFeedSoon();
   }
 
