@@ -2,9 +2,7 @@ package web
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
@@ -146,59 +144,46 @@ func TestApplyListFieldLine(t *testing.T) {
 }
 
 func TestApplyForm(t *testing.T) {
-	e := newEnv(t)
-	e.dash.applier = fakeApplier()
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar}
-
-	resp, err := client.Get(e.srv.URL + "/apply?example=pod")
-	if err != nil {
-		t.Fatal(err)
+	s := newSecurityEnv(t)
+	s.dash.applier = fakeApplier()
+	b := newBrowser(t, s.url)
+	if resp, _ := b.do(http.MethodGet, strings.TrimPrefix(s.dash.LoginLink(), s.url), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login link = %d", resp.StatusCode)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	doc, _ := html.Parse(strings.NewReader(string(body)))
+
+	resp, body := b.do(http.MethodGet, "/apply?example=pod", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /apply = %d", resp.StatusCode)
+	}
+	doc, _ := html.Parse(strings.NewReader(body))
 	if got := text(byTestID(doc, "manifest")[0]); !strings.Contains(got, "name: mypod") {
 		t.Fatalf("example not filled in: %q", got)
 	}
-	token := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
+	token := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindStringSubmatch(body)
 	if token == nil {
 		t.Fatal("no csrf token in the form")
 	}
 
 	t.Run("without token", func(t *testing.T) {
-		resp, err := client.PostForm(e.srv.URL+"/apply", url.Values{"manifest": {examplePod()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := b.do(http.MethodPost, "/apply", url.Values{"manifest": {examplePod()}})
 		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("status = %d, want the request refused", resp.StatusCode)
 		}
 	})
 	t.Run("with token", func(t *testing.T) {
-		resp, err := client.PostForm(e.srv.URL+"/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}, "action": {"apply"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := b.do(http.MethodPost, "/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}, "action": {"apply"}})
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("status = %d: %s", resp.StatusCode, b)
 		}
-		doc, _ := html.Parse(strings.NewReader(string(b)))
+		doc, _ := html.Parse(strings.NewReader(b))
 		results := byTestID(doc, "apply-result")
 		if len(results) != 1 || attr(results[0], "data-action") != "created" || !strings.Contains(text(results[0]), "pod/mypod") {
 			t.Errorf("results = %d", len(results))
 		}
 	})
 	t.Run("without an API connection", func(t *testing.T) {
-		e.dash.applier = nil
-		resp, err := client.PostForm(e.srv.URL+"/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		s.dash.applier = nil
+		resp, _ := b.do(http.MethodPost, "/apply", url.Values{"manifest": {examplePod()}, "_csrf": {token[1]}})
 		if resp.StatusCode != http.StatusServiceUnavailable {
 			t.Errorf("status = %d, want 503", resp.StatusCode)
 		}
