@@ -365,3 +365,12 @@ func TestAttemptMatrixOneFeasible(t *testing.T) {
 		})
 	}
 }
+
+// TestDemosPageSaysWhereEachDemoRuns: each demo's row says its namespace.
+func TestDemosPageSaysWhereEachDemoRuns(t *testing.T) {
+	where := "Runs in namespace glassplane-demo-pod-lifecycle, created for the run and removed after it with everything in it."
+	doc, _ := render(t, DemosPage(layout(PageDemos), Demos{Demos: []DemoInfo{{Name: "pod-lifecycle", Title: "t", Steps: 4, Where: where}}}))
+	if got := text(one(t, doc, "demo-where-pod-lifecycle")); got != where {
+		t.Errorf("where = %q", got)
+	}
+}

@@ -565,6 +565,8 @@ type DemoInfo struct {
 	Name  string
 	Title string
 	Steps int
+	// Where says in which namespace the demo runs and what it removes.
+	Where string
 }
 
 // DemoRun is one play of a demo and its narrated steps so far.

@@ -92,7 +92,7 @@ func (d *Dashboard) demosPage(c *echo.Context) error {
 	}
 	vm := components.Demos{CSRFToken: csrfToken(c), Lang: lang, ActingAs: d.actingAs(c.Request()), CanRun: d.cfg.RESTConfig != nil && d.userOf(c.Request()) != nil}
 	for _, dm := range demo.All() {
-		vm.Demos = append(vm.Demos, components.DemoInfo{Name: dm.Name, Title: dm.Title.In(lang), Steps: len(dm.Steps)})
+		vm.Demos = append(vm.Demos, components.DemoInfo{Name: dm.Name, Title: dm.Title.In(lang), Steps: len(dm.Steps), Where: demo.Where(dm, "").In(lang)})
 	}
 	for _, r := range d.demoRuns.list() {
 		vm.Runs = append(vm.Runs, r.view())
@@ -137,7 +137,9 @@ func (d *Dashboard) demoStart(c *echo.Context) error {
 	}
 	run := &demoRun{id: hex.EncodeToString(b), name: dm.Name, by: d.actingAs(c.Request())}
 	d.demoRuns.add(run)
-	env := &demo.Env{Client: client, Config: cfg, Namespace: metav1.NamespaceDefault}
+	// The run gets a namespace of its own (demo.NamespaceFor), as the page
+	// says.
+	env := &demo.Env{Client: client, Config: cfg}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), demoRunTimeout)
 		defer cancel()

@@ -59,13 +59,13 @@ func newDemoCommand() *cobra.Command {
 				return fmt.Errorf("failed to create a client: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s: %s\n\n", d.Name, d.Title.In(lang))
+			fmt.Fprintf(out, "%s: %s\n%s\n\n", d.Name, d.Title.In(lang), demo.Where(d, namespace).In(lang))
 			env := &demo.Env{Client: client, Config: cfg, Namespace: namespace}
 			return demo.Run(cmd.Context(), d, env, lang, func(l demo.Line) { printLine(out, l) })
 		},
 	}
 	run.Flags().StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (and the identity) to run the demo with")
-	run.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace for the demo's objects")
+	run.Flags().StringVarP(&namespace, "namespace", "n", "", "an existing namespace for the demo's objects, where it deletes only what it created (default: a namespace of its own, "+demo.NamespacePrefix+"NAME, created for the run and removed after it)")
 	cmd.AddCommand(list, run)
 	return cmd
 }

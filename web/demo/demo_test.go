@@ -11,9 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // hangul matches a Korean syllable.
@@ -21,7 +27,7 @@ var hangul = regexp.MustCompile(`[\x{AC00}-\x{D7A3}]`)
 
 // TestScriptsShape checks every demo is playable and bilingual: a unique
 // name, a title and a narration per step in English and Korean, an action
-// per step and a cleanup.
+// per step, and where it runs said in both.
 func TestScriptsShape(t *testing.T) {
 	seen := map[string]bool{}
 	for _, d := range All() {
@@ -43,9 +49,8 @@ func TestScriptsShape(t *testing.T) {
 					t.Errorf("step %d does nothing", i+1)
 				}
 			}
-			if d.Cleanup == nil {
-				t.Error("no cleanup")
-			}
+			checkText(t, "where", Where(d, ""))
+			checkText(t, "where in default", Where(d, "default"))
 		})
 	}
 	for _, want := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied"} {
@@ -185,5 +190,144 @@ func TestCleanupLeavesWhatAnotherRunMade(t *testing.T) {
 	}
 	if _, err := client.SchedulingV1().PriorityClasses().Get(ctx, PriorityClassName, metav1.GetOptions{}); err != nil {
 		t.Errorf("the other run's PriorityClass is gone: %v", err)
+	}
+}
+
+// apiLikeClient is a fake API that, like the real one, gives every created
+// object a uid and refuses a delete whose uid precondition does not match.
+func apiLikeClient(objects ...runtime.Object) *fake.Clientset {
+	c := fake.NewClientset(objects...)
+	c.PrependReactor("create", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if m, err := apimeta.Accessor(a.(clienttesting.CreateAction).GetObject()); err == nil && m.GetUID() == "" {
+			m.SetUID(uuid.NewUUID())
+		}
+		return false, nil, nil
+	})
+	c.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		d := a.(clienttesting.DeleteActionImpl)
+		p := d.GetDeleteOptions().Preconditions
+		if p == nil || p.UID == nil {
+			return false, nil, nil
+		}
+		obj, err := c.Tracker().Get(d.GetResource(), d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		if m, _ := apimeta.Accessor(obj); m.GetUID() != *p.UID {
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: d.GetResource().Resource}, d.GetName(),
+				fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s)", *p.UID, m.GetUID()))
+		}
+		return false, nil, nil
+	})
+	return c
+}
+
+// TestPodLifecycleLeavesTheUsersPodAlone plays pod-lifecycle in default,
+// where the README's tour left the user's own mypod: the demo stops at its
+// create, says why in the chosen language, and mypod keeps its uid.
+func TestPodLifecycleLeavesTheUsersPodAlone(t *testing.T) {
+	for _, lang := range []string{"en", "ko"} {
+		t.Run(lang, func(t *testing.T) {
+			users := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mypod", Namespace: "default", UID: "users-mypod"}}
+			client := apiLikeClient(users)
+			d, _ := Find("pod-lifecycle")
+			var lines []Line
+			err := Run(context.Background(), d, &Env{Client: client, Namespace: "default"}, lang, func(l Line) { lines = append(lines, l) })
+			if !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("Run = %v, want the AlreadyExists of step 1", err)
+			}
+			last := lines[len(lines)-1]
+			if last.Step != 1 || !strings.Contains(last.Err, `pods "mypod" already exists`) {
+				t.Errorf("last line %+v", last)
+			}
+			if lang == "ko" && !hangul.MatchString(last.Err) || lang == "en" && !strings.Contains(last.Err, "leaves it alone") {
+				t.Errorf("the clash is not explained in %s: %q", lang, last.Err)
+			}
+			p, err := client.CoreV1().Pods("default").Get(context.Background(), "mypod", metav1.GetOptions{})
+			if err != nil || p.UID != users.UID {
+				t.Errorf("the user's mypod after the demo: %v, %v", p, err)
+			}
+		})
+	}
+}
+
+// TestRunUsesANamespaceOfItsOwn: without a namespace, a demo runs in
+// glassplane-demo-<name>, created for the run and removed after it; its
+// cleanup deletes what it created, but not an object of the same name that
+// someone else made meanwhile.
+func TestRunUsesANamespaceOfItsOwn(t *testing.T) {
+	client := apiLikeClient()
+	ctx := context.Background()
+	var ranIn string
+	var theirs types.UID
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("c")}}}
+	}
+	d := Demo{Name: "t", Steps: []Step{
+		{Say: Text{"create", "만들기"}, Do: func(ctx context.Context, env *Env) (string, error) {
+			ranIn = env.Namespace
+			_, err := env.createPod(ctx, pod("ours"))
+			if err != nil {
+				return "", err
+			}
+			_, err = env.createPod(ctx, pod("replaced"))
+			return "", err
+		}},
+		{Say: Text{"someone else replaces a pod", "다른 사람이 Pod를 바꿉니다"}, Do: func(ctx context.Context, env *Env) (string, error) {
+			pods := env.Client.CoreV1().Pods(env.Namespace)
+			if err := pods.Delete(ctx, "replaced", metav1.DeleteOptions{}); err != nil {
+				return "", err
+			}
+			p, err := pods.Create(ctx, pod("replaced"), metav1.CreateOptions{})
+			if err == nil {
+				theirs = p.UID
+			}
+			return "", err
+		}},
+	}}
+	env := &Env{Client: client}
+	client.PrependReactor("delete", "namespaces", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		// The namespace controller is not there: check what the cleanup
+		// left before the namespace goes.
+		pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+		if _, err := client.Tracker().Get(pods, ranIn, "ours"); !apierrors.IsNotFound(err) {
+			t.Errorf("the run's pod is still there: %v", err)
+		}
+		if p, err := client.Tracker().Get(pods, ranIn, "replaced"); err != nil || p.(*corev1.Pod).UID != theirs {
+			t.Errorf("the cleanup deleted someone else's pod of the run's name: %v", err)
+		}
+		return false, nil, nil
+	})
+	if err := Run(ctx, d, env, "en", func(Line) {}); err != nil {
+		t.Fatal(err)
+	}
+	if ranIn != "glassplane-demo-t" || NamespaceFor(d) != ranIn {
+		t.Errorf("ran in %q, want glassplane-demo-t", ranIn)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(ctx, ranIn, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the run's namespace is still there: %v", err)
+	}
+}
+
+// TestRunRefusesALeftoverNamespace: a namespace left from another run
+// stops the demo before it does anything, with the command that removes
+// it, and stays.
+func TestRunRefusesALeftoverNamespace(t *testing.T) {
+	left := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "glassplane-demo-pod-lifecycle", UID: "left"}}
+	client := apiLikeClient(left)
+	d, _ := Find("pod-lifecycle")
+	for _, lang := range []string{"en", "ko"} {
+		ran := false
+		err := Run(context.Background(), d, &Env{Client: client}, lang, func(Line) { ran = true })
+		var inUse *NamespaceInUseError
+		if !errors.As(err, &inUse) || inUse.Namespace != left.Name || !strings.Contains(err.Error(), "kubectl delete namespace "+left.Name) || ran {
+			t.Errorf("%s: Run = %v (a step ran: %v), want a refusal naming the namespace and how to remove it", lang, err, ran)
+		}
+		if lang == "ko" && !hangul.MatchString(err.Error()) {
+			t.Errorf("the refusal is not in Korean: %v", err)
+		}
+	}
+	if ns, err := client.CoreV1().Namespaces().Get(context.Background(), left.Name, metav1.GetOptions{}); err != nil || ns.UID != left.UID {
+		t.Errorf("the leftover namespace: %v", err)
 	}
 }

@@ -5,8 +5,14 @@
 // page plays them as the logged-in user. A demo acts only through the API
 // client it is given (client-go), like kubectl, so every step is
 // authenticated, authorized, admitted, audited and shown on the cluster
-// map; it waits on conditions with generous timeouts, never on sleeps, and
-// removes what it created when it ends. The node-failure demo plays a node
+// map; it waits on conditions with generous timeouts, never on sleeps. It
+// plays in a namespace of its own, glassplane-demo-<name>, which Run
+// creates (refusing to run when one is left from another run) and removes;
+// in a namespace the presenter names (`-n default`) it touches nothing it
+// did not create and stops, reporting the clash, when a name is taken.
+// When it ends it deletes only what it created, each with its uid as a
+// precondition, so an object of the same name that someone else made is
+// never deleted. The node-failure demo plays a node
 // agent through that client too: it registers a node and renews its Lease,
 // then stops, and leaves the rest to the node lifecycle controller.
 package demo

@@ -43,7 +43,6 @@ func preemption() Demo {
 	const low, high = "low-priority", "high-priority"
 	var node string
 	var cpu resource.Quantity
-	var classUID types.UID // set once this run created the PriorityClass
 	return Demo{
 		Name:  "preemption",
 		Title: Text{"A high-priority pod preempts a low-priority one", "우선순위가 높은 Pod가 낮은 Pod를 선점한다"},
@@ -61,7 +60,7 @@ func preemption() Demo {
 				if err != nil {
 					return "", err
 				}
-				classUID = created.UID
+				env.remember("priorityclass.scheduling.k8s.io", created, env.Client.SchedulingV1().PriorityClasses().Delete, metav1.DeleteOptions{})
 				return "priorityclass.scheduling.k8s.io/" + PriorityClassName + " created (value 1000)", nil
 			}},
 			{Say: Text{
@@ -76,7 +75,7 @@ func preemption() Demo {
 				if cpu, err = freeCPU(ctx, env, n); err != nil {
 					return "", err
 				}
-				if _, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, cpuPod(env, low, node, cpu, ""), metav1.CreateOptions{}); err != nil {
+				if _, err := env.createPod(ctx, cpuPod(env, low, node, cpu, "")); err != nil {
 					return "", err
 				}
 				if _, err := waitPhase(ctx, env, low, corev1.PodRunning); err != nil {
@@ -89,7 +88,7 @@ func preemption() Demo {
 				"" + PriorityClassName + " 클래스의 Pod가 같은 노드에 같은 CPU를 요청합니다. 맞는 노드가 없으므로 스케줄러의 PostFilter 플러그인 DefaultPreemption이 자리를 만들 수 있는 낮은 우선순위 Pod를 찾습니다. 희생 Pod(victim)에 DisruptionTarget 조건을 달고 Preempted 이벤트를 남긴 뒤 삭제하고, 새 Pod의 status.nominatedNodeName을 설정합니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
 				p := cpuPod(env, high, node, cpu, PriorityClassName)
-				created, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{})
+				created, err := env.createPod(ctx, p)
 				if err != nil {
 					return "", err
 				}
@@ -133,12 +132,6 @@ func preemption() Demo {
 				}
 				return fmt.Sprintf("pod/%s deleted; pod/%s bound to node %s and Running", low, high, p.Spec.NodeName), nil
 			}},
-		},
-		Cleanup: func(ctx context.Context, env *Env) {
-			deletePods(ctx, env, low, high)
-			if classUID != "" {
-				_ = ignoreNotFound(env.Client.SchedulingV1().PriorityClasses().Delete(ctx, PriorityClassName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &classUID}}))
-			}
 		},
 	}
 }
@@ -208,7 +201,9 @@ func nodeFailure() Demo {
 	replicas := int32(2)
 	var hb heartbeat
 	var onFailing []string
-	var nodeUID types.UID // set once this run registered the node
+	// bound are the pods first bound to the failing node, by name; the
+	// cleanup removes them by force once evicted.
+	bound := map[string]types.UID{}
 	return Demo{
 		Name:  "node-failure",
 		Title: Text{"A node stops answering: its pods are evicted and replaced", "노드가 응답을 멈추면: Pod가 축출되고 다른 노드에 다시 만들어진다"},
@@ -217,11 +212,9 @@ func nodeFailure() Demo {
 				"Register node " + FailingNode + ". No machine stands behind it: the demo plays its node agent, posting a Ready status and renewing its Lease in kube-node-lease every few seconds, which is the heartbeat the node lifecycle controller watches. A taint keeps other pods off it.",
 				"노드 " + FailingNode + "를 등록합니다. 실제 머신은 없고, 데모가 노드 에이전트 역할을 맡아 Ready 상태를 보고하고 kube-node-lease의 Lease를 몇 초마다 갱신합니다. 노드 라이프사이클 컨트롤러가 지켜보는 하트비트가 바로 이것입니다. 다른 Pod가 오지 않도록 taint를 겁니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				uid, err := registerNode(ctx, env)
-				if err != nil {
+				if err := registerNode(ctx, env); err != nil {
 					return "", err
 				}
-				nodeUID = uid
 				hb.start(ctx, env)
 				return "node/" + FailingNode + " registered, Ready; lease " + leaseNamespace + "/" + FailingNode + " renewed every " + heartbeatEvery.String(), nil
 			}},
@@ -229,7 +222,7 @@ func nodeFailure() Demo {
 				fmt.Sprintf("Create a Deployment of %d replicas that prefers %s (node affinity) and tolerates the node.kubernetes.io/unreachable and not-ready NoExecute taints for %d seconds only (the default is 300). The scheduler binds both pods to %s; with no real agent they never start.", replicas, FailingNode, evictAfter, FailingNode),
 				fmt.Sprintf("복제본 %d개짜리 Deployment를 만듭니다. %s를 선호(node affinity)하고, node.kubernetes.io/unreachable과 not-ready NoExecute taint를 %d초만 용인합니다(기본값은 300초). 스케줄러가 두 Pod를 %s에 바인딩하지만, 실제 에이전트가 없으므로 시작되지는 않습니다.", replicas, FailingNode, evictAfter, FailingNode),
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				if _, err := env.Client.AppsV1().Deployments(env.Namespace).Create(ctx, failoverDeployment(env, name, replicas), metav1.CreateOptions{}); err != nil {
+				if _, err := env.createDeployment(ctx, failoverDeployment(env, name, replicas)); err != nil {
 					return "", err
 				}
 				err := until(ctx, env, fmt.Sprintf("%d pods bound to %s", replicas, FailingNode), func(ctx context.Context) (bool, error) {
@@ -244,6 +237,7 @@ func nodeFailure() Demo {
 						}
 						if p.Spec.NodeName == FailingNode {
 							onFailing = append(onFailing, p.Name)
+							bound[p.Name] = p.UID
 						}
 					}
 					return len(onFailing) == int(replicas), nil
@@ -316,22 +310,18 @@ func nodeFailure() Demo {
 				return fmt.Sprintf("evicted (TaintManagerEviction): %s; replacements Running: %s", strings.Join(evicted, ", "), strings.Join(placed, ", ")), nil
 			}},
 		},
+		// The Deployment, the node and its Lease go with what the run
+		// created (not another run's node, which a second presenter may
+		// be playing).
 		Cleanup: func(ctx context.Context, env *Env) {
 			hb.stop()
-			_ = ignoreNotFound(env.Client.AppsV1().Deployments(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}))
 			// The evicted pods wait for an agent that will not come:
 			// remove them the way the pod garbage collector does for a
 			// deleted node, by force.
-			if pods, err := env.Client.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name}); err == nil {
-				for _, p := range pods.Items {
-					deletePods(ctx, env, p.Name)
-				}
-			}
-			// The node and its Lease go only if this run made them (not
-			// another run's, which a second presenter may be playing).
-			if nodeUID != "" {
-				_ = ignoreNotFound(env.Client.CoordinationV1().Leases(leaseNamespace).Delete(ctx, FailingNode, metav1.DeleteOptions{}))
-				_ = ignoreNotFound(env.Client.CoreV1().Nodes().Delete(ctx, FailingNode, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &nodeUID}}))
+			for name, uid := range bound {
+				_ = ignoreNotFound(env.Client.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+					GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &uid},
+				}))
 			}
 		},
 	}
@@ -382,8 +372,8 @@ func (h *heartbeat) stop() {
 }
 
 // registerNode creates the failing node, Ready, with its Lease, as a node
-// agent registers, and returns the node's UID.
-func registerNode(ctx context.Context, env *Env) (types.UID, error) {
+// agent registers, and remembers both for the cleanup.
+func registerNode(ctx context.Context, env *Env) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("4"),
 		corev1.ResourceMemory: resource.MustParse("16Gi"),
@@ -397,8 +387,9 @@ func registerNode(ctx context.Context, env *Env) (types.UID, error) {
 	}
 	created, err := env.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {
-		return "", err
+		return err
 	}
+	env.remember("node", created, env.Client.CoreV1().Nodes().Delete, metav1.DeleteOptions{})
 	now := metav1.Now()
 	created.Status = corev1.NodeStatus{
 		Capacity: capacity, Allocatable: capacity,
@@ -408,15 +399,20 @@ func registerNode(ctx context.Context, env *Env) (types.UID, error) {
 		}},
 	}
 	if _, err := env.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return created.UID, err
+		return err
 	}
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: FailingNode, Namespace: leaseNamespace,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: FailingNode, UID: created.UID}}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(FailingNode), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &metav1.MicroTime{Time: time.Now()}},
 	}
-	_, err = env.Client.CoordinationV1().Leases(leaseNamespace).Create(ctx, lease, metav1.CreateOptions{})
-	return created.UID, err
+	leases := env.Client.CoordinationV1().Leases(leaseNamespace)
+	createdLease, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	env.remember("lease.coordination.k8s.io", createdLease, leases.Delete, metav1.DeleteOptions{})
+	return nil
 }
 
 func failoverDeployment(env *Env, name string, replicas int32) *appsv1.Deployment {
@@ -451,6 +447,7 @@ func failoverDeployment(env *Env, name string, replicas int32) *appsv1.Deploymen
 
 func crashLoop() Demo {
 	const name = "crasher"
+	var uid types.UID
 	return Demo{
 		Name:  "crash-loop",
 		Title: Text{"A container that keeps crashing: CrashLoopBackOff", "계속 죽는 컨테이너: CrashLoopBackOff"},
@@ -462,9 +459,11 @@ func crashLoop() Demo {
 				c := container(name)
 				c.Command = []string{"sh", "-c", "echo starting; exit 1"}
 				p := &corev1.Pod{ObjectMeta: meta(env, name, "crash-loop"), Spec: corev1.PodSpec{Containers: []corev1.Container{c}, TerminationGracePeriodSeconds: ptr.To[int64](1)}}
-				if _, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				created, err := env.createPod(ctx, p)
+				if err != nil {
 					return "", err
 				}
+				uid = created.UID
 				return "pod/" + name + " created", nil
 			}},
 			{Say: Text{
@@ -503,10 +502,9 @@ func crashLoop() Demo {
 				"Delete the pod. A crash loop does not fix itself: the cure is a new pod spec (a Deployment rollout) that does not exit.",
 				"Pod를 삭제합니다. 크래시 루프는 저절로 낫지 않습니다. 종료하지 않는 새 Pod 스펙(Deployment 롤아웃)이 해결책입니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				return deletePodAndWait(ctx, env, name)
+				return deletePodAndWait(ctx, env, name, uid)
 			}},
 		},
-		Cleanup: func(ctx context.Context, env *Env) { deletePods(ctx, env, name) },
 	}
 }
 

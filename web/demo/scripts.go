@@ -47,6 +47,7 @@ func container(name string) corev1.Container {
 func podLifecycle() Demo {
 	const name = "mypod"
 	var node string
+	var uid types.UID
 	return Demo{
 		Name:  "pod-lifecycle",
 		Title: Text{"The seed notes' pod, from kubectl apply to Running", "스터디 노트의 Pod: kubectl apply부터 Running까지"},
@@ -57,10 +58,11 @@ func podLifecycle() Demo {
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
 				p := &corev1.Pod{ObjectMeta: meta(env, name, "pod-lifecycle"), Spec: corev1.PodSpec{Containers: []corev1.Container{container("mycontainer")}}}
 				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}}
-				got, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{})
+				got, err := env.createPod(ctx, p)
 				if err != nil {
 					return "", err
 				}
+				uid = got.UID
 				return fmt.Sprintf("pod/%s created: etcd key /registry/pods/%s/%s, resourceVersion %s, phase %s", name, env.Namespace, name, got.ResourceVersion, got.Status.Phase), nil
 			}},
 			{Say: Text{
@@ -94,16 +96,16 @@ func podLifecycle() Demo {
 				"kubectl delete pod mypod: the API server sets a deletion timestamp, the node agent stops the container and confirms, and the key disappears from etcd.",
 				"kubectl delete pod mypod: API 서버가 삭제 시각을 기록하고, 노드 에이전트가 컨테이너를 멈춘 뒤 확인하면 etcd에서 키가 사라집니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				return deletePodAndWait(ctx, env, name)
+				return deletePodAndWait(ctx, env, name, uid)
 			}},
 		},
-		Cleanup: func(ctx context.Context, env *Env) { deletePods(ctx, env, name) },
 	}
 }
 
 func deploymentRollout() Demo {
 	const name = "hello"
 	replicas := int32(3)
+	var uid types.UID
 	return Demo{
 		Name:  "deployment-rollout",
 		Title: Text{"A Deployment of 3 and a rolling update", "Deployment(3개 복제본)와 롤링 업데이트"},
@@ -120,9 +122,11 @@ func deploymentRollout() Demo {
 						Spec:       corev1.PodSpec{Containers: []corev1.Container{withEnv(container(name), "1")}},
 					},
 				}}
-				if _, err := env.Client.AppsV1().Deployments(env.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+				created, err := env.createDeployment(ctx, d)
+				if err != nil {
 					return "", err
 				}
+				uid = created.UID
 				return waitRolledOut(ctx, env, name, replicas)
 			}},
 			{Say: Text{
@@ -139,7 +143,9 @@ func deploymentRollout() Demo {
 				"Delete the Deployment. The garbage collector follows the owner references: the ReplicaSets, then their Pods, are deleted after it.",
 				"Deployment를 삭제합니다. 가비지 컬렉터가 ownerReference를 따라 ReplicaSet과 그 Pod들을 차례로 삭제합니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
-				if err := env.Client.AppsV1().Deployments(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+				if err := env.Client.AppsV1().Deployments(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+					PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), Preconditions: &metav1.Preconditions{UID: &uid},
+				}); err != nil {
 					return "", err
 				}
 				err := until(ctx, env, "the Deployment's pods to be gone", func(ctx context.Context) (bool, error) {
@@ -151,10 +157,6 @@ func deploymentRollout() Demo {
 				}
 				return "deployment.apps/" + name + " deleted; its ReplicaSets and Pods followed", nil
 			}},
-		},
-		Cleanup: func(ctx context.Context, env *Env) {
-			err := env.Client.AppsV1().Deployments(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-			_ = ignoreNotFound(err)
 		},
 	}
 }
@@ -203,7 +205,7 @@ func unschedulable() Demo {
 				c := container("big")
 				c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
 				p := &corev1.Pod{ObjectMeta: meta(env, name, "unschedulable"), Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
-				if _, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := env.createPod(ctx, p); err != nil {
 					return "", err
 				}
 				return "pod/" + name + " created, Pending", nil
@@ -215,7 +217,6 @@ func unschedulable() Demo {
 				return waitUnschedulable(ctx, env, name)
 			}},
 		},
-		Cleanup: func(ctx context.Context, env *Env) { deletePods(ctx, env, name) },
 	}
 }
 
@@ -245,7 +246,7 @@ func toleration() Demo {
 				"그 노드에서만 실행되어야 하지만(nodeSelector kubernetes.io/hostname) toleration이 없는 Pod: TaintToleration 필터가 노드를 거절하므로 Pod는 Pending으로 남습니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
 				p := pinnedPod(env, "no-toleration", node, false)
-				if _, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := env.createPod(ctx, p); err != nil {
 					return "", err
 				}
 				return waitUnschedulable(ctx, env, p.Name)
@@ -255,7 +256,7 @@ func toleration() Demo {
 				"같은 Pod에 taint에 대한 toleration을 추가하면 필터를 통과하고, 스케줄러가 taint가 걸린 노드에 바인딩합니다.",
 			}, Do: func(ctx context.Context, env *Env) (string, error) {
 				p := pinnedPod(env, "with-toleration", node, true)
-				if _, err := env.Client.CoreV1().Pods(env.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := env.createPod(ctx, p); err != nil {
 					return "", err
 				}
 				var bound string
@@ -273,8 +274,9 @@ func toleration() Demo {
 				return fmt.Sprintf("pod/%s bound to node %s", p.Name, bound), nil
 			}},
 		},
+		// The pods go with what the run created; the taint is the demo's
+		// own key.
 		Cleanup: func(ctx context.Context, env *Env) {
-			deletePods(ctx, env, "no-toleration", "with-toleration")
 			if node == "" {
 				return
 			}
@@ -368,9 +370,11 @@ func rbacDenied() Demo {
 					RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
 					Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: DemoUser}},
 				}
-				if _, err := env.Client.RbacV1().RoleBindings(env.Namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+				created, err := env.Client.RbacV1().RoleBindings(env.Namespace).Create(ctx, rb, metav1.CreateOptions{})
+				if err != nil {
 					return "", err
 				}
+				env.remember("rolebinding.rbac.authorization.k8s.io", created, env.Client.RbacV1().RoleBindings(env.Namespace).Delete, metav1.DeleteOptions{})
 				return "rolebinding.rbac.authorization.k8s.io/" + binding + " created", nil
 			}},
 			{Say: Text{
@@ -382,9 +386,12 @@ func rbacDenied() Demo {
 					return "", err
 				}
 				err = until(ctx, env, "RBAC to allow "+DemoUser, func(ctx context.Context) (bool, error) {
-					_, err := as.CoreV1().Pods(env.Namespace).Create(ctx, studentPod(env, pod), metav1.CreateOptions{})
+					created, err := as.CoreV1().Pods(env.Namespace).Create(ctx, studentPod(env, pod), metav1.CreateOptions{})
 					if apierrors.IsForbidden(err) {
 						return false, nil
+					}
+					if err == nil {
+						env.remember("pod", created, env.Client.CoreV1().Pods(env.Namespace).Delete, deletePodNow)
 					}
 					return err == nil, err
 				})
@@ -393,10 +400,6 @@ func rbacDenied() Demo {
 				}
 				return "pod/" + pod + " created by " + DemoUser, nil
 			}},
-		},
-		Cleanup: func(ctx context.Context, env *Env) {
-			deletePods(ctx, env, pod)
-			_ = ignoreNotFound(env.Client.RbacV1().RoleBindings(env.Namespace).Delete(ctx, binding, metav1.DeleteOptions{}))
 		},
 	}
 }
@@ -451,8 +454,10 @@ func waitUnschedulable(ctx context.Context, env *Env, name string) (string, erro
 	return fmt.Sprintf("pod/%s Pending, FailedScheduling: %s", name, msg), nil
 }
 
-func deletePodAndWait(ctx context.Context, env *Env, name string) (string, error) {
-	if err := env.Client.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+// deletePodAndWait deletes the pod the run created as name (uid) and waits
+// until it is gone.
+func deletePodAndWait(ctx context.Context, env *Env, name string, uid types.UID) (string, error) {
+	if err := env.Client.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
 		return "", err
 	}
 	err := until(ctx, env, "pod "+name+" to be gone", func(ctx context.Context) (bool, error) {
@@ -468,10 +473,32 @@ func deletePodAndWait(ctx context.Context, env *Env, name string) (string, error
 	return "pod/" + name + " deleted", nil
 }
 
-func deletePods(ctx context.Context, env *Env, names ...string) {
-	for _, n := range names {
-		_ = ignoreNotFound(env.Client.CoreV1().Pods(env.Namespace).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+// deletePodNow is how a run deletes its pods when it ends: at once.
+var deletePodNow = metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
+
+// createPod creates p in the run's namespace and remembers it for the
+// cleanup.
+func (env *Env) createPod(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+	pods := env.Client.CoreV1().Pods(env.Namespace)
+	created, err := pods.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
 	}
+	env.remember("pod", created, pods.Delete, deletePodNow)
+	return created, nil
+}
+
+// createDeployment creates d in the run's namespace and remembers it for
+// the cleanup, which leaves its ReplicaSets and Pods to the garbage
+// collector.
+func (env *Env) createDeployment(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
+	deployments := env.Client.AppsV1().Deployments(env.Namespace)
+	created, err := deployments.Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	env.remember("deployment.apps", created, deployments.Delete, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	return created, nil
 }
 
 func ignoreNotFound(err error) error {
