@@ -240,11 +240,10 @@ func TestBrowserDemoPreemption(t *testing.T) {
 	if len(steps) != 4 || !strings.Contains(steps[2], "event Preempted on pod/low-priority") || !strings.Contains(steps[3], "pod/high-priority bound to node ") {
 		t.Errorf("the run's results: %q", steps)
 	}
-	Eventually(t, 2*time.Minute, "the preemption demo's pods to be gone", func() error {
-		for _, name := range []string{"low-priority", "high-priority"} {
-			if _, err := c.Client.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("pod %s: %v", name, err)
-			}
+	// The run played in a namespace of its own, gone with its pods.
+	Eventually(t, 2*time.Minute, "the preemption demo's namespace to be gone", func() error {
+		if _, err := c.Client.CoreV1().Namespaces().Get(context.Background(), "glassplane-demo-preemption", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace glassplane-demo-preemption: %v", err)
 		}
 		return nil
 	})
