@@ -19,63 +19,62 @@ import (
 // rbac.authorization.kubernetes.io/autoupdate=true, as kube-apiserver's
 // rbac/bootstrap-roles post-start hook does. It is idempotent.
 func (s *Server) bootstrapRBAC(ctx context.Context) error {
-	roles := s.byPath[rbacv1.SchemeGroupVersion.WithResource("clusterroles")]
-	bindings := s.byPath[rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")]
-	nsRoles := s.byPath[rbacv1.SchemeGroupVersion.WithResource("roles")]
-	nsBindings := s.byPath[rbacv1.SchemeGroupVersion.WithResource("rolebindings")]
+	type bootstrap struct {
+		res  *resource
+		want runtime.Object
+		fix  func(cur runtime.Object) bool
+	}
+	var all []bootstrap
+	resource := func(name string) *resource { return s.byPath[rbacv1.SchemeGroupVersion.WithResource(name)] }
 	for _, want := range rbac.ClusterRoles() {
-		err := s.reconcile(ctx, roles, want, func(cur runtime.Object) bool {
-			r := cur.(*rbacv1.ClusterRole)
-			if equality.Semantic.DeepEqual(r.Rules, want.Rules) {
-				return false
-			}
-			r.Rules = want.Rules
-			return true
-		})
-		if err != nil {
-			return err
-		}
+		all = append(all, bootstrap{resource("clusterroles"), want, fixRules(want.Rules, func(o runtime.Object) *[]rbacv1.PolicyRule { return &o.(*rbacv1.ClusterRole).Rules })})
 	}
 	for _, want := range rbac.ClusterRoleBindings() {
-		err := s.reconcile(ctx, bindings, want, func(cur runtime.Object) bool {
-			b := cur.(*rbacv1.ClusterRoleBinding)
-			if b.RoleRef != want.RoleRef || equality.Semantic.DeepEqual(b.Subjects, want.Subjects) {
-				return false
-			}
-			b.Subjects = want.Subjects
-			return true
-		})
-		if err != nil {
-			return err
-		}
+		all = append(all, bootstrap{resource("clusterrolebindings"), want, fixSubjects(want.RoleRef, want.Subjects, func(o runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject) {
+			b := o.(*rbacv1.ClusterRoleBinding)
+			return b.RoleRef, &b.Subjects
+		})})
 	}
 	for _, want := range rbac.Roles() {
-		err := s.reconcile(ctx, nsRoles, want, func(cur runtime.Object) bool {
-			r := cur.(*rbacv1.Role)
-			if equality.Semantic.DeepEqual(r.Rules, want.Rules) {
-				return false
-			}
-			r.Rules = want.Rules
-			return true
-		})
-		if err != nil {
-			return err
-		}
+		all = append(all, bootstrap{resource("roles"), want, fixRules(want.Rules, func(o runtime.Object) *[]rbacv1.PolicyRule { return &o.(*rbacv1.Role).Rules })})
 	}
 	for _, want := range rbac.RoleBindings() {
-		err := s.reconcile(ctx, nsBindings, want, func(cur runtime.Object) bool {
-			b := cur.(*rbacv1.RoleBinding)
-			if b.RoleRef != want.RoleRef || equality.Semantic.DeepEqual(b.Subjects, want.Subjects) {
-				return false
-			}
-			b.Subjects = want.Subjects
-			return true
-		})
-		if err != nil {
+		all = append(all, bootstrap{resource("rolebindings"), want, fixSubjects(want.RoleRef, want.Subjects, func(o runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject) {
+			b := o.(*rbacv1.RoleBinding)
+			return b.RoleRef, &b.Subjects
+		})})
+	}
+	for _, b := range all {
+		if err := s.reconcile(ctx, b.res, b.want, b.fix); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fixRules brings back a role's rules (reached by rules) to want.
+func fixRules(want []rbacv1.PolicyRule, rules func(runtime.Object) *[]rbacv1.PolicyRule) func(runtime.Object) bool {
+	return func(cur runtime.Object) bool {
+		r := rules(cur)
+		if equality.Semantic.DeepEqual(*r, want) {
+			return false
+		}
+		*r = want
+		return true
+	}
+}
+
+// fixSubjects brings back a binding's subjects to want, unless it now
+// refers to another role (a roleRef cannot change).
+func fixSubjects(ref rbacv1.RoleRef, want []rbacv1.Subject, of func(runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject)) func(runtime.Object) bool {
+	return func(cur runtime.Object) bool {
+		curRef, subjects := of(cur)
+		if curRef != ref || equality.Semantic.DeepEqual(*subjects, want) {
+			return false
+		}
+		*subjects = want
+		return true
+	}
 }
 
 // reconcile creates want when missing; when it exists and may be
