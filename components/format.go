@@ -18,6 +18,17 @@ func modeText(mode string) string {
 	return "runtime: " + mode
 }
 
+// modeKey is the runtime badge's i18n key.
+func modeKey(mode string) string {
+	switch mode {
+	case "":
+		return "top.mode.unknown"
+	case "simulated":
+		return "top.mode.simulated"
+	}
+	return "top.mode.runtime"
+}
+
 // readyText reads a node's Ready condition status.
 func readyText(status string) string {
 	switch status {
@@ -194,25 +205,19 @@ func incarnationsOf(all []Incarnation, earlier bool) []Incarnation {
 
 // incarnationCount reads like "2 earlier pods named mypod:".
 func incarnationCount(n int, when string, o Object) string {
-	what := strings.ToLower(o.Kind)
-	if what == "" {
-		what = "object"
-	}
-	if n != 1 {
-		what = o.Resource
-		if what == "" {
-			what = "objects"
-		}
-	}
-	return strconv.Itoa(n) + " " + when + " " + what + " named " + o.Name + ":"
+	return strconv.Itoa(n) + " " + when + " " + incarnationWhat(n, o) + " named " + o.Name + ":"
 }
 
-// incarnationLabel names one incarnation by when it was created, and says
-// which is stored now.
-func incarnationLabel(inc Incarnation) string {
-	label := "created " + clock(inc.Created)
-	if inc.Current {
-		label += " (stored now)"
+// incarnationWhat names n objects of o's kind: "pod", "pods".
+func incarnationWhat(n int, o Object) string {
+	if n == 1 {
+		if o.Kind == "" {
+			return "object"
+		}
+		return strings.ToLower(o.Kind)
 	}
-	return label
+	if o.Resource == "" {
+		return "objects"
+	}
+	return o.Resource
 }

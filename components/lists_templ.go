@@ -41,7 +41,7 @@ func EventsPage(l Layout, e Events) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"list-page\" data-testid=\"events-page\"><h1 data-i18n=\"events.head\">Events</h1><form class=\"filters\" method=\"get\" action=\"/events\" data-testid=\"event-filters\"><label>type <select name=\"type\" data-testid=\"filter-type\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"list-page\" data-testid=\"events-page\"><h1 data-i18n=\"events.head\">Events</h1><form class=\"filters\" method=\"get\" action=\"/events\" data-testid=\"event-filters\"><label><span data-i18n=\"events.type\">type</span> <select name=\"type\" data-testid=\"filter-type\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -51,7 +51,7 @@ func EventsPage(l Layout, e Events) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, ">any</option> <option value=\"Normal\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, " data-i18n=\"filter.any\">any</option> <option value=\"Normal\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -71,14 +71,14 @@ func EventsPage(l Layout, e Events) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, ">Warning</option></select></label> <label>reason <input type=\"text\" name=\"reason\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, ">Warning</option></select></label> <label><span data-i18n=\"events.reason\">reason</span> <input type=\"text\" name=\"reason\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Filter.Reason).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 19, Col: 74}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 19, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -97,33 +97,33 @@ func EventsPage(l Layout, e Events) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" placeholder=\"Pod\"></label> <label>namespace <input type=\"text\" name=\"namespace\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" placeholder=\"Pod\"></label> <label><span data-i18n=\"events.namespace\">namespace</span> <input type=\"text\" name=\"namespace\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Filter.Namespace).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 21, Col: 83}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 21, Col: 125}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"default\"></label> <label>text <input type=\"text\" name=\"q\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"default\"></label> <label><span data-i18n=\"filter.text\">text</span> <input type=\"text\" name=\"q\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Filter.Text).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 22, Col: 65}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 22, Col: 102}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" data-testid=\"filter-text\"></label> <button type=\"submit\" class=\"button secondary\">Filter</button></form><table class=\"list\" data-testid=\"events\"><thead><tr><th>time</th><th>type</th><th>reason</th><th>object</th><th>source</th><th>message</th><th>count</th></tr></thead> <tbody id=\"event-rows\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" data-testid=\"filter-text\"></label> <button type=\"submit\" class=\"button secondary\" data-i18n=\"filter.submit\">Filter</button></form><table class=\"list\" data-testid=\"events\"><thead><tr><th data-i18n=\"col.time\">time</th><th data-i18n=\"col.type\">type</th><th data-i18n=\"col.reason\">reason</th><th data-i18n=\"col.object\">object</th><th data-i18n=\"col.source\">source</th><th data-i18n=\"col.message\">message</th><th data-i18n=\"col.count\">count</th></tr></thead> <tbody id=\"event-rows\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -376,7 +376,7 @@ func NodesPage(l Layout, n Nodes) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"list-page\" data-testid=\"nodes-page\"><h1 data-i18n=\"nodes.head\">Nodes</h1><form class=\"filters\" method=\"get\" action=\"/nodes\" data-testid=\"node-filters\"><label>ready <select name=\"ready\" data-testid=\"filter-ready\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"list-page\" data-testid=\"nodes-page\"><h1 data-i18n=\"nodes.head\">Nodes</h1><form class=\"filters\" method=\"get\" action=\"/nodes\" data-testid=\"node-filters\"><label><span data-i18n=\"nodes.ready\">ready</span> <select name=\"ready\" data-testid=\"filter-ready\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -386,7 +386,7 @@ func NodesPage(l Layout, n Nodes) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, ">any</option> <option value=\"True\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, " data-i18n=\"filter.any\">any</option> <option value=\"True\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -416,20 +416,20 @@ func NodesPage(l Layout, n Nodes) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, ">Unknown</option></select></label> <label>name, label or taint <input type=\"text\" name=\"q\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, ">Unknown</option></select></label> <label><span data-i18n=\"nodes.text\">name, label or taint</span> <input type=\"text\" name=\"q\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var23 string
 			templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(n.Filter.Text).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 66, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `components/lists.templ`, Line: 66, Col: 117}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" data-testid=\"filter-text\"></label> <button type=\"submit\" class=\"button secondary\">Filter</button></form><table class=\"list\" data-testid=\"nodes-table\"><thead><tr><th>name</th><th>status</th><th>pods</th><th>cpu</th><th>memory</th><th>runtime</th><th>taints</th><th>labels</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" data-testid=\"filter-text\"></label> <button type=\"submit\" class=\"button secondary\" data-i18n=\"filter.submit\">Filter</button></form><table class=\"list\" data-testid=\"nodes-table\"><thead><tr><th data-i18n=\"col.name\">name</th><th data-i18n=\"col.status\">status</th><th data-i18n=\"col.pods\">pods</th><th>cpu</th><th data-i18n=\"col.memory\">memory</th><th data-i18n=\"col.runtime\">runtime</th><th>taints</th><th data-i18n=\"col.labels\">labels</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

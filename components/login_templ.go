@@ -39,17 +39,17 @@ func LoginPage(l Layout, v Login) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"login\" data-testid=\"login\"><h1 data-i18n=\"login.head\">Log in to the dashboard</h1><p class=\"lead\">Without a login the dashboard only shows the cluster. Log in with an API bearer token (<code>kubectl create token</code>, a <code>--token-auth-file</code> token) to act as that user, RBAC deciding. ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"login\" data-testid=\"login\"><h1 data-i18n=\"login.head\">Log in to the dashboard</h1><p class=\"lead\" data-i18n=\"login.lead\">Without a login the dashboard only shows the cluster. Log in with an API bearer token (<code>kubectl create token</code>, a <code>--token-auth-file</code> token) to act as that user, RBAC deciding. To act as the cluster admin, open the one-time link <code>glassplane up</code> printed (the next one is in <code>&lt;data-dir&gt;/dashboard-login</code>).</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Remote {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<span data-testid=\"login-remote\">This dashboard listens beyond this machine, so it also takes its own login token, which shows the cluster only.</span> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"lead\" data-testid=\"login-remote\" data-i18n=\"login.remote\">This dashboard listens beyond this machine, so it also takes its own login token, which shows the cluster only.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "To act as the cluster admin, open the one-time link <code>glassplane up</code> printed (the next one is in <code>&lt;data-dir&gt;/dashboard-login</code>).</p><form method=\"post\" action=\"/login\" class=\"apply-form\" data-testid=\"login-form\"><input type=\"hidden\" name=\"_csrf\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<form method=\"post\" action=\"/login\" class=\"apply-form\" data-testid=\"login-form\"><input type=\"hidden\" name=\"_csrf\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -75,7 +75,7 @@ func LoginPage(l Layout, v Login) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\"> <input type=\"password\" name=\"token\" autocomplete=\"current-password\" placeholder=\"login token\" data-testid=\"login-token\"> <button type=\"submit\" class=\"button\" data-testid=\"login-submit\">Log in</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\"> <input type=\"password\" name=\"token\" autocomplete=\"current-password\" placeholder=\"login token\" data-i18n-placeholder=\"login.token\" data-testid=\"login-token\"> <button type=\"submit\" class=\"button\" data-testid=\"login-submit\" data-i18n=\"login.submit\">Log in</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

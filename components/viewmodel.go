@@ -340,10 +340,13 @@ type Etcd struct {
 	At       int64
 	AtError  string
 	// History lists the selected key's values, newest first; HistoryNote
-	// says where the walk back ended (creation, compaction).
-	History     []EtcdVersion
-	HistoryNote string
-	Diff        *EtcdDiff
+	// says where the walk back ended (creation, compaction), HistoryNoteKey
+	// is its i18n key and HistoryNoteRevision the revision it names.
+	History             []EtcdVersion
+	HistoryNote         string
+	HistoryNoteKey      string
+	HistoryNoteRevision int64
+	Diff                *EtcdDiff
 }
 
 // EtcdVersion is one revision of the selected key.
@@ -417,10 +420,14 @@ type MapBox struct {
 	ID    string
 	Label string
 	Sub   string
-	X     int
-	Y     int
-	W     int
-	H     int
+	// LabelKey and SubKey are the i18n keys of Label and Sub ("" for a
+	// component's own name, which stays as Kubernetes writes it).
+	LabelKey string
+	SubKey   string
+	X        int
+	Y        int
+	W        int
+	H        int
 	// Hub marks the API server.
 	Hub bool
 }

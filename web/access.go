@@ -128,11 +128,11 @@ func (d *Dashboard) readerOf(r *http.Request) *userAccess {
 	return d.access.forUser(d.userOf(r))
 }
 
-// forbidden answers 403 with Kubernetes' wording of the denial and a hint
-// of what would allow it.
-func (d *Dashboard) forbidden(c *echo.Context, message, hint string) error {
+// forbidden answers 403 with Kubernetes' wording of the denial and, when
+// f has one, a hint of what would allow it.
+func (d *Dashboard) forbidden(c *echo.Context, f components.Forbidden) error {
 	l := d.layout("Forbidden", "", d.cfg.Store.Revision(), d.auditSeq())
-	return render(c, http.StatusForbidden, components.ForbiddenPage(l, components.Forbidden{Message: message, Hint: hint}))
+	return render(c, http.StatusForbidden, components.ForbiddenPage(l, f))
 }
 
 // accessKey is one question about a user.

@@ -34,14 +34,14 @@ func (d *Dashboard) errorPage(next echo.HTTPErrorHandler) echo.HTTPErrorHandler 
 		var he *echo.HTTPError
 		switch {
 		case vm.Status == http.StatusNotFound:
-			vm.Message = "The dashboard has no page at this address."
+			vm.Message, vm.MessageKey = "The dashboard has no page at this address.", "error.not-found"
 		case vm.Status >= 500:
 			d.log.Error("dashboard page failed", "path", req.URL.Path, "status", vm.Status, "err", err)
-			vm.Message = "The dashboard could not serve this page; its log says why."
+			vm.Message, vm.MessageKey = "The dashboard could not serve this page; its log says why.", "error.server"
 		case errors.As(err, &he) && he.Message != "":
 			vm.Message = he.Message
 		default:
-			vm.Message = "The dashboard could not serve this request."
+			vm.Message, vm.MessageKey = "The dashboard could not serve this request.", "error.request"
 		}
 		if rerr := render(c, vm.Status, components.ErrorPage(d.layout(vm.Title, components.PageError, 0, 0), vm)); rerr != nil {
 			d.log.Warn("failed to send an error page", "path", req.URL.Path, "err", rerr)

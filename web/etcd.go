@@ -21,9 +21,12 @@ import (
 func (d *Dashboard) etcd(c *echo.Context) error {
 	ctx := c.Request().Context()
 	if reader := d.readerOf(c.Request()); !reader.mayReadEtcd(ctx) {
-		return d.forbidden(c, forbiddenMessage(reader.user(), "get", EtcdGroup, EtcdResource, "", ""),
-			"The etcd explorer shows raw keys and values, whatever RBAC allows for the objects in them, so it is only for users "+
-				"allowed get on etcdkeys."+EtcdGroup+" (cluster-scoped), as system:masters is.")
+		return d.forbidden(c, components.Forbidden{
+			Message: forbiddenMessage(reader.user(), "get", EtcdGroup, EtcdResource, "", ""),
+			Hint: "The etcd explorer shows raw keys and values, whatever RBAC allows for the objects in them, so it is only for users " +
+				"allowed get on etcdkeys." + EtcdGroup + " (cluster-scoped), as system:masters is.",
+			HintKey: "forbidden.etcd",
+		})
 	}
 	seq := d.auditSeq()
 	var params [4]int64
@@ -115,10 +118,13 @@ func (d *Dashboard) keyDetail(c *echo.Context, vm *components.Etcd, key string, 
 	switch {
 	case end.CreatedAt > 0:
 		vm.HistoryNote = fmt.Sprintf("created at revision %d", end.CreatedAt)
+		vm.HistoryNoteKey, vm.HistoryNoteRevision = "etcd.note.created", end.CreatedAt
 	case end.CompactedAt > 0:
 		vm.HistoryNote = fmt.Sprintf("older revisions were compacted (etcd no longer keeps revision %d)", end.CompactedAt)
+		vm.HistoryNoteKey, vm.HistoryNoteRevision = "etcd.note.compacted", end.CompactedAt
 	case end.Truncated:
 		vm.HistoryNote = fmt.Sprintf("showing the newest %d revisions", historyLength)
+		vm.HistoryNoteKey, vm.HistoryNoteRevision = "etcd.note.truncated", historyLength
 	}
 	if from == 0 && to == 0 && chosen+1 < len(versions) {
 		from, to = versions[chosen+1].ModRevision, v.ModRevision

@@ -43,7 +43,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 	if reader != nil {
 		group := d.resourceGroup(resource, kv)
 		if !reader.allowed(ctx, "get", group, resource, namespace) {
-			return d.forbidden(c, forbiddenMessage(reader.user(), "get", group, resource, namespace, name), "")
+			return d.forbidden(c, components.Forbidden{Message: forbiddenMessage(reader.user(), "get", group, resource, namespace, name)})
 		}
 		events.Items = listable(ctx, reader, "", "events", events.Items)
 	}

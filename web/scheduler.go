@@ -45,7 +45,7 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 	ctx := c.Request().Context()
 	namespace, name := c.Param("namespace"), c.Param("name")
 	if reader := d.readerOf(c.Request()); !reader.allowed(ctx, "get", "", "pods", namespace) {
-		return d.forbidden(c, forbiddenMessage(reader.user(), "get", "", "pods", namespace, name), "")
+		return d.forbidden(c, components.Forbidden{Message: forbiddenMessage(reader.user(), "get", "", "pods", namespace, name)})
 	}
 	recordName := explain.RecordName(namespace, name)
 	v := components.SchedulerExplain{

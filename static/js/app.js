@@ -8,11 +8,12 @@ import { presenter, timelineKeys } from "./presenter.js";
 import { tempo } from "./tempo.js";
 import { applyPage } from "./apply.js";
 import { demosPage } from "./demos.js";
-import { applyLang } from "./i18n.js";
+import { applyLang, langButtons } from "./i18n.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
 applyLang();
+langButtons();
 presenter();
 if (document.body.dataset.page === "object") timelineKeys();
 

@@ -1,6 +1,11 @@
 // The Demos page: Run starts a demo on the server (as the viewer) and the
-// page follows its narrated steps until it is done.
+// page follows its narrated steps until it is done. The demos speak the
+// language chosen in the header: the page is rendered in the language of
+// its ?lang=, so it asks for the chosen one when they differ (and a link
+// with ?lang= chooses that language).
 import { el, byTestId } from "./dom.js";
+import { applyLang, chooseLang } from "./i18n.js";
+import { currentLang } from "./narration.js";
 
 function renderRun(run) {
   const steps = el("ol", { class: "demo-steps" });
@@ -18,7 +23,7 @@ function renderRun(run) {
   return el(
     "div",
     { class: "demo-run", "data-testid": "demo-run", "data-run": run.id, "data-done": String(run.done) },
-    el("h3", {}, el("code", {}, run.name), " ", el("span", { class: "demo-by" }, `as ${run.by}`)),
+    el("h3", {}, el("code", {}, run.name), " ", el("span", { class: "demo-by", "data-i18n": "demos.by", "data-by": run.by }, `as ${run.by}`)),
     steps,
     run.error ? el("p", { class: "error", "data-testid": "demo-run-error" }, run.error) : null,
   );
@@ -31,6 +36,7 @@ async function follow(id) {
     if (!res.ok) return;
     const run = await res.json();
     const node = renderRun(run);
+    applyLang(undefined, node);
     const old = runs.querySelector(`[data-run="${CSS.escape(id)}"]`);
     if (old) old.replaceWith(node);
     else runs.prepend(node);
@@ -39,7 +45,24 @@ async function follow(id) {
   }
 }
 
+// speakChosenLang shows the demos in the chosen language, now and after
+// a switch.
+function speakChosenLang() {
+  const rendered = document.querySelector("[data-lang].lead")?.dataset.lang || "en";
+  const asked = new URLSearchParams(location.search).get("lang");
+  const show = (lang) => {
+    if (lang === rendered) return;
+    const url = new URL(location.href);
+    url.searchParams.set("lang", lang);
+    location.replace(url);
+  };
+  if (asked && asked !== currentLang()) chooseLang(asked);
+  else show(currentLang());
+  document.addEventListener("glassplane:lang", (ev) => show(ev.detail.lang));
+}
+
 export function demosPage() {
+  speakChosenLang();
   const error = byTestId("demo-error");
   for (const form of document.querySelectorAll(".demo-run-form")) {
     form.addEventListener("submit", async (ev) => {

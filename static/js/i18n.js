@@ -1,69 +1,122 @@
-// The dashboard's own words in the chosen language: navigation, headings,
-// panels and notes carry data-i18n="key" and are rendered in English;
-// applyLang sets each one's text in the language narration.js remembers
-// (English back from the text the page was rendered with). Texts are set
-// as textContent, never parsed as HTML. The cluster's own names (kinds,
-// components, keys) stay as Kubernetes writes them.
-import { currentLang } from "./narration.js";
+// The dashboard's own words in the chosen language. Pages are rendered in
+// English; an element with data-i18n="key" gets the Korean of ko.js in its
+// place, and its English back (its own nodes, kept) when English is chosen.
+// A translation may hold placeholders: {0}, {1}, … stand for the element's
+// child elements in order (a <code>, a link: kept as they are, and
+// translated themselves when they carry data-i18n), {name} for the
+// element's data-name attribute (a count, a revision, a name). So a text
+// with numbers or names in it is one sentence per language, never English
+// and Korean glued together. data-i18n-title, data-i18n-placeholder and
+// data-i18n-aria-label name the key of that attribute. Texts are set as
+// text nodes, never parsed as HTML. The cluster's own words (kinds,
+// resources, verbs, keys, API errors, Event reasons) stay as Kubernetes
+// writes them.
+import { currentLang, setLang, LANGS } from "./narration.js";
+import { KO } from "./ko.js";
 
-const KO = {
-  "nav.overview": "개요",
-  "nav.apply": "적용",
-  "nav.requests": "요청",
-  "nav.events": "이벤트",
-  "nav.nodes": "노드",
-  "nav.demos": "데모",
-  "top.theme": "테마",
-  "top.presenter": "발표 모드",
-  "top.logout": "로그아웃",
-  "overview.map": "클러스터 맵",
-  "overview.nodes": "노드",
-  "overview.unscheduled": "노드를 기다리는 pod",
-  "overview.steps": "최근 단계",
-  "narration.head": "방금 일어난 일",
-  "tempo.head": "진행 속도",
-  "tempo.as": "변경 사용자:",
-  "tempo.mode.realtime": "실시간",
-  "tempo.mode.slow": "느리게",
-  "tempo.mode.step": "한 단계씩",
-  "tempo.delay": "지연",
-  "tempo.set": "설정",
-  "tempo.next": "다음 단계",
-  "tempo.last": "마지막:",
-  "apply.head": "매니페스트 적용",
-  "requests.head": "요청 파이프라인",
-  "events.head": "이벤트",
-  "nodes.head": "노드",
-  "demos.head": "수업용 데모",
-  "demos.runs": "실행 기록",
-  "login.head": "대시보드 로그인",
-  "object.timeline": "타임라인",
-  "object.dependents": "하위 객체의 단계",
-  "object.stored": "저장된 객체",
-  "object.decision": "스케줄러의 결정",
-  "etcd.history": "기록",
-  "etcd.value": "값",
-  "etcd.filter": "키 필터",
-  "sched.kind": "스케줄링",
-  "sched.attempts": "시도",
-  "sched.one-feasible": "모든 필터를 통과한 노드가 하나뿐이라 점수를 매길 필요가 없습니다.",
-  "sched.more-nodes": "스케줄러가 여러 노드를 비교하는 모습을 보려면 다음 옵션으로 Glassplane을 시작하세요:",
-  "error.home": "클러스터 맵으로 돌아가기",
-};
+const ATTRS = ["title", "placeholder", "aria-label"];
+const ATTR_SELECTOR = ATTRS.map((a) => `[data-i18n-${a}]`).join(",");
+
+// originals keeps each translated element's English child nodes.
+const originals = new WeakMap();
+// korean holds the elements whose children are the Korean now.
+const korean = new WeakSet();
 
 // t is key's text in lang, or fallback (the English) when it has none.
 export function t(key, lang, fallback) {
   return (lang === "ko" && KO[key]) || fallback;
 }
 
-// applyLang renders every data-i18n element under root in lang.
+// format fills a text's {name} placeholders from vars.
+export function format(text, vars) {
+  return text.replace(/\{(\w+)\}/g, (m, name) => (vars[name] === undefined ? m : String(vars[name])));
+}
+
+// nodesOf builds a translation's nodes: its text, the element's child
+// elements for {0}, {1}, … and its data attributes for {name}.
+function nodesOf(text, n, slots) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(/\{(\w+)\}/g)) {
+    out.push(text.slice(last, m.index));
+    const name = m[1];
+    if (/^\d+$/.test(name)) out.push(slots[Number(name)] || "");
+    else out.push(n.dataset[name] ?? "");
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out.filter((p) => p !== "");
+}
+
+function translate(n, lang) {
+  if (!originals.has(n)) {
+    originals.set(n, [...n.childNodes]);
+    if (n.dataset.i18nEn === undefined) n.dataset.i18nEn = n.textContent.trim().replace(/\s+/g, " ");
+  }
+  const text = lang === "ko" ? KO[n.dataset.i18n] : undefined;
+  if (text === undefined) {
+    if (!korean.has(n)) return;
+    n.replaceChildren(...originals.get(n));
+    korean.delete(n);
+    n.removeAttribute("lang");
+    return;
+  }
+  if (korean.has(n)) return;
+  const slots = originals.get(n).filter((c) => c.nodeType === Node.ELEMENT_NODE);
+  n.replaceChildren(...nodesOf(text, n, slots));
+  korean.add(n);
+  n.setAttribute("lang", lang);
+}
+
+function translateAttrs(n, lang) {
+  for (const a of ATTRS) {
+    const key = n.getAttribute(`data-i18n-${a}`);
+    if (!key) continue;
+    const en = `data-i18n-en-${a}`;
+    if (!n.hasAttribute(en)) n.setAttribute(en, n.getAttribute(a) || "");
+    n.setAttribute(a, t(key, lang, n.getAttribute(en)));
+  }
+}
+
+// applyLang renders every data-i18n element under root (root included) in lang.
 export function applyLang(lang = currentLang(), root = document) {
   document.documentElement.dataset.lang = lang;
-  for (const n of root.querySelectorAll("[data-i18n]")) {
-    if (n.dataset.i18nEn === undefined) n.dataset.i18nEn = n.textContent.trim();
-    const text = t(n.dataset.i18n, lang, n.dataset.i18nEn);
-    if (n.textContent !== text) n.textContent = text;
-    if (text === n.dataset.i18nEn) n.removeAttribute("lang");
-    else n.lang = lang;
+  document.documentElement.lang = lang;
+  const self = root instanceof Element ? [root] : [];
+  for (const n of [...self, ...root.querySelectorAll("[data-i18n]")]) if (n.dataset.i18n) translate(n, lang);
+  for (const n of [...self, ...root.querySelectorAll(ATTR_SELECTOR)]) translateAttrs(n, lang);
+}
+
+// setText gives an element a new text the script chose (english, under
+// key), shown in lang: for what a script updates, like the connection state.
+export function setText(n, key, english, lang = currentLang()) {
+  n.dataset.i18n = key;
+  n.dataset.i18nEn = english;
+  n.textContent = english;
+  originals.set(n, [...n.childNodes]);
+  korean.delete(n);
+  translate(n, lang);
+}
+
+// chooseLang switches the page to lang, remembers it for every page and
+// tells the page's scripts (the glassplane:lang event).
+export function chooseLang(lang, remember = true) {
+  if (!LANGS.includes(lang)) return;
+  if (remember) setLang(lang);
+  for (const b of document.querySelectorAll(".lang-btn")) b.setAttribute("aria-pressed", String(b.dataset.lang === lang));
+  applyLang(lang);
+  document.dispatchEvent(new CustomEvent("glassplane:lang", { detail: { lang } }));
+}
+
+// langButtons wires the top bar's language buttons; a choice made in
+// another tab reaches this one too.
+export function langButtons() {
+  const lang = currentLang();
+  for (const btn of document.querySelectorAll(".lang-btn")) {
+    btn.setAttribute("aria-pressed", String(btn.dataset.lang === lang));
+    btn.addEventListener("click", () => chooseLang(btn.dataset.lang));
   }
+  window.addEventListener("storage", (ev) => {
+    if (ev.key === "glassplane.lang") chooseLang(currentLang(), false);
+  });
 }

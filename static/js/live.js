@@ -6,6 +6,8 @@
 // JSON array of messages (a busy cluster's changes arrive twenty frames a
 // second), handled in order.
 
+import { setText } from "./i18n.js";
+
 const MAX_DELAY_MS = 5000;
 
 export class Stream {
@@ -96,6 +98,6 @@ export class Stream {
   setState(state) {
     if (!this.status) return;
     this.status.dataset.state = state;
-    this.status.textContent = state;
+    setText(this.status, `conn.${state}`, state);
   }
 }

@@ -27,8 +27,8 @@
 // Boxes, edges and nodes are looked up in maps, not by querying the SVG
 // (a map of a hundred nodes has over a thousand elements).
 import { el, pacer } from "./dom.js";
-import { currentLang, setLang, narrate, idleText, LANGS } from "./narration.js";
-import { applyLang } from "./i18n.js";
+import { currentLang, narrate, idleText } from "./narration.js";
+import { setText } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
@@ -133,7 +133,7 @@ class ClusterMap {
     }
     for (const dot of svg.querySelectorAll("circle.map-pod")) this.dots.set(`${dot.dataset.namespace}/${dot.dataset.name}`, dot);
     this.layoutEdges();
-    this.setupLang();
+    this.followLang();
     setInterval(() => this.release(), 250);
   }
 
@@ -176,8 +176,8 @@ class ClusterMap {
     g = svgEl("g", { class: "map-node", "data-testid": `map-node-${name}`, "data-node": name, "data-ready": ready || "Unknown", "data-slot": slot });
     g.append(svgEl("rect", { class: "node-frame", x, y: NODE_Y, width: NODE_W, height: NODE_H, rx: 12 }));
     g.append(svgEl("text", { class: "node-title", x: x + 12, y: NODE_Y + 20 }, name));
-    g.append(this.newBox(`node:${name}`, "node agent", "kubelet", x + 10, NODE_Y + 30, NODE_W - 20, 44));
-    g.append(this.newBox(`containerd:${name}`, "containerd", "container runtime", x + 10, NODE_Y + 92, NODE_W - 20, 40));
+    g.append(this.newBox(`node:${name}`, ["node agent", "map.node-agent"], ["kubelet"], x + 10, NODE_Y + 30, NODE_W - 20, 44));
+    g.append(this.newBox(`containerd:${name}`, ["containerd"], ["container runtime", "map.containerd.sub"], x + 10, NODE_Y + 92, NODE_W - 20, 40));
     g.append(svgEl("g", { class: "map-pods", "data-map-pods-of": name }));
     document.getElementById("map-nodes").append(g);
     this.nodes.set(name, g);
@@ -196,11 +196,16 @@ class ClusterMap {
     return g;
   }
 
-  newBox(id, label, sub, x, y, w, h) {
+  // newBox draws a box; label and sub are [English, i18n key], the key
+  // left out for a component's own name.
+  newBox(id, [label, labelKey], [sub, subKey], x, y, w, h) {
     const g = svgEl("g", { class: "map-box", "data-testid": `map-box-${id}`, "data-box": id, "data-x": x, "data-y": y, "data-w": w, "data-h": h });
     g.append(svgEl("rect", { x, y, width: w, height: h, rx: 10 }));
-    g.append(svgEl("text", { class: "box-label", x: x + w / 2, y: y + h / 2 - 2 }, label));
-    g.append(svgEl("text", { class: "box-sub", x: x + w / 2, y: y + h / 2 + 14 }, sub));
+    const title = svgEl("text", { class: "box-label", x: x + w / 2, y: y + h / 2 - 2 }, label);
+    const small = svgEl("text", { class: "box-sub", x: x + w / 2, y: y + h / 2 + 14 }, sub);
+    if (labelKey) setText(title, labelKey, label);
+    if (subKey) setText(small, subKey, sub);
+    g.append(title, small);
     return g;
   }
 
@@ -619,20 +624,12 @@ class ClusterMap {
     return box.titles.rects;
   }
 
-  setupLang() {
-    for (const btn of document.querySelectorAll(".lang-btn")) {
-      btn.setAttribute("aria-pressed", String(btn.dataset.lang === this.lang));
-      btn.addEventListener("click", () => {
-        if (!LANGS.includes(btn.dataset.lang)) return;
-        this.lang = btn.dataset.lang;
-        setLang(this.lang);
-        for (const b of document.querySelectorAll(".lang-btn")) b.setAttribute("aria-pressed", String(b.dataset.lang === this.lang));
-        applyLang(this.lang);
-        document.dispatchEvent(new CustomEvent("glassplane:lang", { detail: { lang: this.lang } }));
-        this.narrate(this.current);
-      });
-    }
-    document.documentElement.dataset.lang = this.lang;
+  // followLang narrates in the language the top bar's buttons choose.
+  followLang() {
+    document.addEventListener("glassplane:lang", (ev) => {
+      this.lang = ev.detail.lang;
+      this.narrate(this.current);
+    });
     this.narrate(this.current);
   }
 }

@@ -90,20 +90,6 @@ const CAUSE = {
   },
 };
 
-// BACKGROUND is the feed's quiet line for the steps it leaves out.
-const BACKGROUND = {
-  hidden: {
-    en: "{count} background steps (leases, node heartbeats, Event writes, the dashboard's own checks) not listed.",
-    ko: "백그라운드 단계 {count}개(lease, 노드 heartbeat, Event 기록, 대시보드 자체의 권한 확인)는 목록에서 생략했습니다.",
-  },
-  shown: {
-    en: "Background steps (leases, node heartbeats, Event writes, the dashboard's own checks) are listed.",
-    ko: "백그라운드 단계(lease, 노드 heartbeat, Event 기록, 대시보드 자체의 권한 확인)도 목록에 표시합니다.",
-  },
-  show: { en: "show background", ko: "백그라운드 보기" },
-  hide: { en: "hide background", ko: "백그라운드 숨기기" },
-};
-
 const VERBS = {
   create: { en: "created", ko: "생성" },
   update: { en: "updated", ko: "수정" },
@@ -173,13 +159,6 @@ export function causeText(m, lang, time) {
     time, user: m.component, verb: verb === "deletecollection" ? "delete" : verb, did: v.en, didKo: v.ko,
     object: objectText(m, lang), code: m.code || "",
   });
-}
-
-// backgroundText is the feed's quiet line, its toggle's label in lang.
-export function backgroundText(count, shown, lang) {
-  const t = shown ? BACKGROUND.shown : BACKGROUND.hidden;
-  const toggle = shown ? BACKGROUND.hide : BACKGROUND.show;
-  return [fill(t[lang] || t.en, { count: String(count) }), toggle[lang] || toggle.en];
 }
 
 // currentLang is the remembered language, English by default.

@@ -5,6 +5,7 @@
 // one (?uid=) takes only steps naming it. A repeated read (the same user,
 // verb and answer) counts on its row instead of adding one.
 import { el, clock, flash, stageChips } from "./dom.js";
+import { applyLang } from "./i18n.js";
 
 const READS = new Set(["get", "list", "watch"]);
 
@@ -46,7 +47,7 @@ function addRow(tbody, source, m) {
   if (m.stages?.length) detail.append(stageChips(m.stages));
   if (m.message) detail.append(el("span", { class: "msg" }, m.message));
   if (source === "audit") {
-    const links = el("span", { class: "row-links" }, el("a", { href: `/requests?reads=1#req-${m.seq}`, "data-testid": "row-audit-link" }, "audit event"));
+    const links = el("span", { class: "row-links" }, el("a", { href: `/requests?reads=1#req-${m.seq}`, "data-testid": "row-audit-link", "data-i18n": "object.audit-link" }, "audit event"));
     if (m.key && m.revision) {
       links.append(el("a", { href: `/etcd?key=${encodeURIComponent(m.key)}&rev=${m.revision}`, "data-testid": "row-etcd-link" }, `etcd rev ${m.revision} · diff`));
     }
@@ -59,10 +60,11 @@ function addRow(tbody, source, m) {
   },
   el("td", { class: "time" }, el("time", { datetime: m.timestamp }, clock(m.timestamp))),
   el("td", { class: "rel" }),
-  el("td", {}, el("span", { class: `src src-${source}` }, source === "audit" ? "API request" : "Event")),
+  el("td", {}, source === "audit" ? el("span", { class: `src src-${source}`, "data-i18n": "object.src.audit" }, "API request") : el("span", { class: `src src-${source}` }, "Event")),
   el("td", { class: "actor" }, m.component),
   action,
   detail);
+  applyLang(undefined, row);
   const after = [...tbody.querySelectorAll("tr")].find((r) => r.dataset.time > m.timestamp);
   tbody.insertBefore(row, after || null);
   relabel(tbody);

@@ -19,7 +19,8 @@
 // caused stays named while the cluster's steps that follow it are narrated.
 import { el, clock, flash, stageChips, safeHref, pacer } from "./dom.js";
 import { clusterMap } from "./map.js";
-import { currentLang, causeText, backgroundText, isPerson } from "./narration.js";
+import { currentLang, causeText, isPerson } from "./narration.js";
+import { setText } from "./i18n.js";
 
 const FEED_LENGTH = 40;
 const PANEL_MS = 250;
@@ -218,11 +219,17 @@ class Story {
 
   renderLine() {
     if (!this.line) return;
-    const [text, toggle] = backgroundText(this.count, this.shown, this.lang);
     this.line.dataset.count = String(this.count);
-    this.line.querySelector(".feed-background-text").textContent = text;
-    this.line.querySelector(".feed-background-toggle").textContent = toggle;
-    this.line.lang = this.lang;
+    const text = this.line.querySelector(".feed-background-text");
+    const toggle = this.line.querySelector(".feed-background-toggle");
+    text.dataset.count = String(this.count);
+    if (this.shown) {
+      setText(text, "feed.background.shown", "Background steps (leases, node heartbeats, Event writes, the dashboard's own checks) are listed.", this.lang);
+      setText(toggle, "feed.background.hide", "hide background", this.lang);
+    } else {
+      setText(text, "feed.background.hidden", `${this.count} background steps (leases, node heartbeats, Event writes, the dashboard's own checks) not listed.`, this.lang);
+      setText(toggle, "feed.background.show", "show background", this.lang);
+    }
   }
 }
 

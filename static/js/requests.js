@@ -2,6 +2,7 @@
 // prepended as it arrives, its stages lighting up one after the other and
 // stopping red at the one that refused it.
 import { el, clock, safeHref, stageStart } from "./dom.js";
+import { applyLang } from "./i18n.js";
 
 const MUTATING = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 const LENGTH = 100;
@@ -47,10 +48,10 @@ function row(m) {
     // refuses inline style attributes.
     if (i > 0) pipeline.append(el("span", { class: `pipe pipe-${s.state} stage-delay-${i}`, "aria-hidden": "true" }));
     const stage = el("span", { class: `pstage stage-${s.state} stage-delay-${i}`, "data-stage": s.name, "data-state": s.state },
-      el("span", { class: "pstage-name" }, TITLES[s.name] || s.name),
+      el("span", { class: "pstage-name", "data-i18n": `stage.${s.name}` }, TITLES[s.name] || s.name),
       el("span", { class: "pstage-detail" }, detail(m, s)));
     const start = stageStart(s);
-    if (start) stage.append(el("span", { class: "pstage-time", title: "when the request entered this stage, after it arrived" }, start));
+    if (start) stage.append(el("span", { class: "pstage-time", title: "when the request entered this stage, after it arrived", "data-i18n-title": "stage.time" }, start));
     pipeline.append(stage);
   });
   const item = el("li", {
@@ -62,7 +63,7 @@ function row(m) {
   if (r.admission?.length) {
     const ul = el("ul");
     for (const a of r.admission) ul.append(el("li", {}, el("span", { class: "label" }, a.plugin), " ", el("code", {}, a.result)));
-    item.append(el("details", { class: "admission-notes" }, el("summary", {}, `admission: ${r.admission.length} plugin notes`), ul));
+    item.append(el("details", { class: "admission-notes" }, el("summary", { "data-i18n": "requests.admission-notes", "data-count": r.admission.length }, `admission: ${r.admission.length} plugin notes`), ul));
   }
   if (m.key) {
     const keyHref = `/etcd?key=${encodeURIComponent(m.key)}${m.revision ? `&rev=${m.revision}` : ""}`;
@@ -82,7 +83,9 @@ export function requestsPage(stream) {
     if (onlyFailed && !m.failed) return;
     if (!reads && !m.failed && !MUTATING.has(m.verb)) return;
     document.getElementById("no-requests")?.remove();
-    list.prepend(row(m));
+    const item = row(m);
+    applyLang(undefined, item);
+    list.prepend(item);
     while (list.children.length > LENGTH) list.lastElementChild.remove();
   });
 }

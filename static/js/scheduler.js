@@ -2,7 +2,9 @@
 // the scheduler worked: each filter column in turn (the nodes it removes
 // drop out), then each score column (the bars grow), then the sums and the
 // winner. While the pod is pending it follows new attempts and plays each.
-// Only textContent, classes and data attributes are touched.
+// Only textContent, classes and data attributes are touched; the captions
+// are said in the chosen language (i18n.js).
+import { setText, format } from "./i18n.js";
 
 const STEP_MS = 700;
 const POLL_MS = 2000;
@@ -12,7 +14,8 @@ const table = document.getElementById("sched-matrix");
 const caption = document.getElementById("sched-caption");
 
 // steps lists the matrix's columns in scheduling order, each with what to
-// say when it is revealed.
+// say when it is revealed: its i18n key, its English and the values to
+// fill in.
 function steps() {
   const out = [];
   const heads = [...table.querySelectorAll("thead th[data-col]")];
@@ -22,18 +25,17 @@ function steps() {
     if (col.startsWith("f")) {
       const index = Number(col.slice(1));
       const removed = table.querySelectorAll(`tbody tr[data-rejected-at="${index}"]`).length;
-      out.push({ col, text: `Filter ${plugin}: ${removed === 0 ? "every remaining node passes" : `removes ${removed} node(s)`}.` });
+      if (removed === 0) out.push({ col, key: "sched.cap.filter-pass", text: "Filter {plugin}: every remaining node passes.", vars: { plugin } });
+      else out.push({ col, key: "sched.cap.filter-remove", text: "Filter {plugin}: removes {removed} node(s).", vars: { plugin, removed } });
     } else if (col.startsWith("s")) {
-      out.push({ col, text: `Score ${plugin}: raw score, normalised to 0–100, times weight ${th.dataset.weight}.` });
+      out.push({ col, key: "sched.cap.score", text: "Score {plugin}: raw score, normalised to 0–100, times weight {weight}.", vars: { plugin, weight: th.dataset.weight } });
     } else {
-      out.push({ col, text: "Sum the weighted scores per node." });
+      out.push({ col, key: "sched.cap.sum", text: "Sum the weighted scores per node.", vars: {} });
     }
   }
   const winner = table.querySelector('tbody tr[data-winner="true"]');
-  out.push({
-    col: null,
-    text: winner ? `The highest sum wins: ${winner.dataset.node} (${winner.dataset.total}).` : "No node passed every filter: the pod stays Pending.",
-  });
+  if (winner) out.push({ col: null, key: "sched.cap.winner", text: "The highest sum wins: {node} ({total}).", vars: { node: winner.dataset.node, total: winner.dataset.total } });
+  else out.push({ col: null, key: "sched.cap.none", text: "No node passed every filter: the pod stays Pending.", vars: {} });
   return out;
 }
 
@@ -52,7 +54,7 @@ class Player {
     table.classList.remove("decided");
     for (const cell of table.querySelectorAll("[data-col].shown")) cell.classList.remove("shown");
     for (const row of table.querySelectorAll("tbody tr.out")) row.classList.remove("out");
-    caption.textContent = "";
+    setText(caption, "", "");
     table.dataset.step = "0";
   }
 
@@ -61,7 +63,8 @@ class Player {
     if (this.at >= this.steps.length) return false;
     const step = this.steps[this.at++];
     table.dataset.step = String(this.at);
-    caption.textContent = step.text;
+    Object.assign(caption.dataset, step.vars);
+    setText(caption, step.key, format(step.text, step.vars));
     if (step.col === null) {
       table.classList.add("decided");
       table.classList.remove("playing");
