@@ -17,8 +17,15 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Text is a narration in both languages.
+// Text is a narration, or what a step did, in both languages.
 type Text struct{ En, Ko string }
+
+// textf formats en and ko with the same args. Kubernetes' own words
+// (object names, kinds, reasons, the server's messages) go in as args and
+// stay as they are in both.
+func textf(en, ko string, args ...any) Text {
+	return Text{fmt.Sprintf(en, args...), fmt.Sprintf(ko, args...)}
+}
 
 // In returns the text in lang ("ko" or anything else for English).
 func (t Text) In(lang string) string {
@@ -43,8 +50,21 @@ type Env struct {
 	// Timeout bounds each wait; DefaultTimeout when zero.
 	Timeout time.Duration
 
+	// lang is the language of the run ("ko" or English), which Run
+	// sets; the demo's own errors are worded in it.
+	lang string
+	// actAs, when set, is how the demo acts as another user instead of
+	// impersonating from Config (the tests' fake API).
+	actAs func(user string) (kubernetes.Interface, error)
+
 	mu      sync.Mutex // guards created
 	created []createdObject
+}
+
+// errorf is an error of the demo's own in the run's language: ko's format
+// for Korean, en's otherwise, with the same args (%w wraps).
+func (env *Env) errorf(en, ko string, args ...any) error {
+	return fmt.Errorf(Text{en, ko}.In(env.lang), args...)
 }
 
 // deleteFunc is a typed client's Delete.
@@ -83,7 +103,7 @@ func (env *Env) deleteCreated(ctx context.Context) error {
 		opts.Preconditions = &metav1.Preconditions{UID: &o.uid}
 		err := o.del(ctx, o.name, opts)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			errs = append(errs, fmt.Errorf("failed to delete %s/%s: %w", o.what, o.name, err))
+			errs = append(errs, env.errorf("failed to delete %s/%s: %w", "%s/%s 삭제에 실패했습니다: %w", o.what, o.name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -116,10 +136,10 @@ func Where(d Demo, namespace string) Text {
 const DefaultTimeout = 3 * time.Minute
 
 // Step is one narrated action. Do performs it and returns what happened,
-// in the words kubectl would use.
+// in both languages, with the names and reasons kubectl would show.
 type Step struct {
 	Say Text
-	Do  func(ctx context.Context, env *Env) (string, error)
+	Do  func(ctx context.Context, env *Env) (Text, error)
 }
 
 // Demo is one scenario.
@@ -138,7 +158,8 @@ type Line struct {
 	// Step counts from 1; Total is the number of steps.
 	Step, Total int
 	// Narration explains the step; Result says what happened (empty
-	// before the step acted); Err is set when it failed.
+	// before the step acted); Err is set when it failed. All three are
+	// in the run's language, except Kubernetes' own words.
 	Narration string
 	Result    string
 	Err       string
@@ -159,14 +180,15 @@ func Find(name string) (Demo, bool) {
 // the run created (by uid, never an object of the same name that someone
 // else made) and, when env.Namespace is empty, runs in a namespace of its
 // own (NamespaceFor) that it creates first, refusing to run if one is
-// left from another run, and removes after. Messages of its own are in
-// lang.
+// left from another run, and removes after. The narration, the results and
+// its own messages are in lang ("ko" or English).
 func Run(ctx context.Context, d Demo, env *Env, lang string, out func(Line)) (retErr error) {
 	if env.Timeout == 0 {
 		env.Timeout = DefaultTimeout
 	}
+	env.lang = lang
 	if env.Namespace == "" {
-		ns, err := createNamespace(ctx, env, NamespaceFor(d), lang)
+		ns, err := createNamespace(ctx, env, NamespaceFor(d))
 		if err != nil {
 			return err
 		}
@@ -186,21 +208,21 @@ func Run(ctx context.Context, d Demo, env *Env, lang string, out func(Line)) (re
 			d.Cleanup(cctx, env)
 		}
 		if err := env.deleteCreated(cctx); err != nil {
-			retErr = errors.Join(retErr, fmt.Errorf("demo %s, cleanup: %w", d.Name, err))
+			retErr = errors.Join(retErr, env.errorf("demo %s, cleanup: %w", "데모 %s 정리 중: %w", d.Name, err))
 		}
 	}()
 	for i, s := range d.Steps {
 		line := Line{Step: i + 1, Total: len(d.Steps), Narration: s.Say.In(lang)}
 		out(line)
 		res, err := s.Do(ctx, env)
-		line.Result = res
+		line.Result = res.In(lang)
 		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				err = &clashError{err: err, msg: clash(err).In(lang)}
 			}
 			line.Err = err.Error()
 			out(line)
-			return fmt.Errorf("demo %s, step %d: %w", d.Name, i+1, err)
+			return env.errorf("demo %s, step %d: %w", "데모 %s, %d단계: %w", d.Name, i+1, err)
 		}
 		out(line)
 	}
@@ -235,7 +257,7 @@ func (e *NamespaceInUseError) Error() string { return e.text }
 
 // createNamespace creates the run's own namespace, refusing one that is
 // already there.
-func createNamespace(ctx context.Context, env *Env, name, lang string) (*corev1.Namespace, error) {
+func createNamespace(ctx context.Context, env *Env, name string) (*corev1.Namespace, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{demoLabel: strings.TrimPrefix(name, NamespacePrefix)}}}
 	created, err := env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -243,10 +265,10 @@ func createNamespace(ctx context.Context, env *Env, name, lang string) (*corev1.
 			fmt.Sprintf("namespace %s is left from another run of this demo, or another run is playing in it; it is not removed for you. Remove it with: kubectl delete namespace %s", name, name),
 			fmt.Sprintf("네임스페이스 %s가 이 데모의 다른 실행에서 남아 있거나, 다른 실행이 그 안에서 진행 중입니다. 자동으로 지우지 않습니다. 다음 명령으로 지우세요: kubectl delete namespace %s", name, name),
 		}
-		return nil, &NamespaceInUseError{Namespace: name, text: t.In(lang)}
+		return nil, &NamespaceInUseError{Namespace: name, text: t.In(env.lang)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to create namespace %q for the demo: %w", name, err)
+		return nil, env.errorf("failed to create namespace %q for the demo: %w", "데모용 네임스페이스 %q 생성에 실패했습니다: %w", name, err)
 	}
 	return created, nil
 }
@@ -259,9 +281,9 @@ func removeNamespace(ctx context.Context, env *Env, ns *corev1.Namespace) error 
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("failed to delete namespace %q: %w", ns.Name, err)
+		return env.errorf("failed to delete namespace %q: %w", "네임스페이스 %q 삭제에 실패했습니다: %w", ns.Name, err)
 	}
-	return until(ctx, env, "namespace "+ns.Name+" to be gone", func(ctx context.Context) (bool, error) {
+	return until(ctx, env, textf("namespace %s to be gone", "네임스페이스 %s 삭제", ns.Name), func(ctx context.Context) (bool, error) {
 		got, err := env.Client.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -271,11 +293,12 @@ func removeNamespace(ctx context.Context, env *Env, ns *corev1.Namespace) error 
 }
 
 // until polls cond every 200ms until it is true or the env's timeout ends;
-// what names the awaited condition in the error.
-func until(ctx context.Context, env *Env, what string, cond func(context.Context) (bool, error)) error {
+// what names the awaited condition in the error ("the pod to be
+// scheduled", "Pod 스케줄링").
+func until(ctx context.Context, env *Env, what Text, cond func(context.Context) (bool, error)) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, env.Timeout, true, cond)
 	if errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err) {
-		return fmt.Errorf("gave up waiting for %s after %s", what, env.Timeout)
+		return env.errorf("gave up waiting for %s after %s", "%s: %s 동안 기다렸지만 이루어지지 않아 포기했습니다", what.In(env.lang), env.Timeout)
 	}
 	return err
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -114,22 +116,22 @@ func TestRunStopsAtTheFailingStepAndCleansUp(t *testing.T) {
 	var ran []int
 	cleaned := false
 	step := func(n int, err error) Step {
-		return Step{Say: Text{En: "step", Ko: "단계"}, Do: func(context.Context, *Env) (string, error) {
+		return Step{Say: Text{En: "step", Ko: "단계"}, Do: func(context.Context, *Env) (Text, error) {
 			ran = append(ran, n)
-			return "done", err
+			return Text{"done", "완료"}, err
 		}}
 	}
 	d := Demo{Name: "t", Steps: []Step{step(1, nil), step(2, errors.New("boom")), step(3, nil)},
 		Cleanup: func(context.Context, *Env) { cleaned = true }}
 	var lines []Line
 	err := Run(context.Background(), d, &Env{Client: fake.NewClientset()}, "ko", func(l Line) { lines = append(lines, l) })
-	if err == nil || !strings.Contains(err.Error(), "step 2: boom") {
-		t.Fatalf("Run error = %v, want step 2: boom", err)
+	if err == nil || !strings.Contains(err.Error(), "2단계: boom") {
+		t.Fatalf("Run error = %v, want 2단계: boom", err)
 	}
 	if len(ran) != 2 || !cleaned {
 		t.Errorf("ran steps %v, cleaned %v; want [1 2] and a cleanup", ran, cleaned)
 	}
-	if last := lines[len(lines)-1]; last.Step != 2 || last.Err != "boom" || last.Narration != "단계" {
+	if last := lines[len(lines)-1]; last.Step != 2 || last.Err != "boom" || last.Narration != "단계" || last.Result != "완료" {
 		t.Errorf("last line = %+v", last)
 	}
 }
@@ -264,25 +266,25 @@ func TestRunUsesANamespaceOfItsOwn(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("c")}}}
 	}
 	d := Demo{Name: "t", Steps: []Step{
-		{Say: Text{"create", "만들기"}, Do: func(ctx context.Context, env *Env) (string, error) {
+		{Say: Text{"create", "만들기"}, Do: func(ctx context.Context, env *Env) (Text, error) {
 			ranIn = env.Namespace
 			_, err := env.createPod(ctx, pod("ours"))
 			if err != nil {
-				return "", err
+				return Text{}, err
 			}
 			_, err = env.createPod(ctx, pod("replaced"))
-			return "", err
+			return Text{}, err
 		}},
-		{Say: Text{"someone else replaces a pod", "다른 사람이 Pod를 바꿉니다"}, Do: func(ctx context.Context, env *Env) (string, error) {
+		{Say: Text{"someone else replaces a pod", "다른 사람이 Pod를 바꿉니다"}, Do: func(ctx context.Context, env *Env) (Text, error) {
 			pods := env.Client.CoreV1().Pods(env.Namespace)
 			if err := pods.Delete(ctx, "replaced", metav1.DeleteOptions{}); err != nil {
-				return "", err
+				return Text{}, err
 			}
 			p, err := pods.Create(ctx, pod("replaced"), metav1.CreateOptions{})
 			if err == nil {
 				theirs = p.UID
 			}
-			return "", err
+			return Text{}, err
 		}},
 	}}
 	env := &Env{Client: client}
@@ -329,5 +331,76 @@ func TestRunRefusesALeftoverNamespace(t *testing.T) {
 	}
 	if ns, err := client.CoreV1().Namespaces().Get(context.Background(), left.Name, metav1.GetOptions{}); err != nil || ns.UID != left.UID {
 		t.Errorf("the leftover namespace: %v", err)
+	}
+}
+
+// objectRef matches a reference to an object (pod/mypod, deployment.apps/hello).
+var objectRef = regexp.MustCompile(`\b[a-z.]+/[a-z0-9-]+`)
+
+// TestResultsSpeakTheRunsLanguage plays every demo against a fake cluster:
+// in Korean each step's result says what happened in Korean, in English
+// in English, and both name the same objects, in Kubernetes' words.
+func TestResultsSpeakTheRunsLanguage(t *testing.T) {
+	results := map[string][]string{}
+	for _, d := range All() {
+		for _, lang := range []string{"en", "ko"} {
+			t.Run(d.Name+"/"+lang, func(t *testing.T) {
+				c := newFakeCluster()
+				env := &Env{Client: c, Timeout: 15 * time.Second, actAs: c.actAs}
+				d, _ := Find(d.Name)
+				var lines []Line
+				err := Run(context.Background(), d, env, lang, func(l Line) {
+					if l.Result != "" || l.Err != "" {
+						lines = append(lines, l)
+					}
+				})
+				if err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+				if len(lines) != len(d.Steps) {
+					t.Fatalf("%d results for %d steps: %+v", len(lines), len(d.Steps), lines)
+				}
+				var refs []string
+				for _, l := range lines {
+					if korean := hangul.MatchString(l.Result); korean != (lang == "ko") {
+						t.Errorf("step %d: the result is not in %s: %q", l.Step, lang, l.Result)
+					}
+					t.Logf("→ %s", l.Result)
+					refs = append(refs, objectRef.FindAllString(l.Result, -1)...)
+				}
+				results[d.Name+"/"+lang] = refs
+			})
+		}
+		if en, ko := results[d.Name+"/en"], results[d.Name+"/ko"]; !slices.Equal(sorted(en), sorted(ko)) {
+			t.Errorf("%s: the English results name %v, the Korean ones %v", d.Name, en, ko)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestRunSaysItsOwnFailuresInTheRunsLanguage plays pod-lifecycle where no
+// scheduler binds the pod: the demo gives up on step 2 and says so in the
+// run's language, on the step's line and in the error.
+func TestRunSaysItsOwnFailuresInTheRunsLanguage(t *testing.T) {
+	for _, tt := range []struct{ lang, want string }{
+		{"en", "step 2: gave up waiting for the pod to be scheduled after 300ms"},
+		{"ko", "2단계: Pod 스케줄링: 300ms 동안 기다렸지만 이루어지지 않아 포기했습니다"},
+	} {
+		t.Run(tt.lang, func(t *testing.T) {
+			d, _ := Find("pod-lifecycle")
+			var last Line
+			err := Run(context.Background(), d, &Env{Client: apiLikeClient(), Timeout: 300 * time.Millisecond}, tt.lang, func(l Line) { last = l })
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run = %v, want %q", err, tt.want)
+			}
+			if last.Step != 2 || !strings.Contains(tt.want, last.Err) {
+				t.Errorf("last line %+v", last)
+			}
+		})
 	}
 }

@@ -1,6 +1,9 @@
 // Package demo holds the classroom demos: guided scenarios, each a script of
 // manifests and API calls with a narration per step in English and Korean
-// (the seed notes' language). `glassplane demo list|run` plays them in a
+// (the seed notes' language). What a step did, and the demo's own
+// messages, are said in the run's language too; Kubernetes' own words
+// (object names, kinds, reasons, the server's messages) stay as they are,
+// as in Korean study material. `glassplane demo list|run` plays them in a
 // terminal against the cluster of a kubeconfig, and the dashboard's Demos
 // page plays them as the logged-in user. A demo acts only through the API
 // client it is given (client-go), like kubectl, so every step is

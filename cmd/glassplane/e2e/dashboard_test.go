@@ -370,7 +370,7 @@ func TestDemoCommand(t *testing.T) {
 		want []string
 	}{
 		{"pod-lifecycle", "en", []string{"[1/4] kubectl apply -f pod.yaml", "pod/mypod created: etcd key /registry/pods/demo-e2e/mypod", "pod/mypod bound to node ", "pod/mypod Running on ", "pod/mypod deleted"}},
-		{"pod-lifecycle", "ko", []string{"매니페스트가 kube-apiserver로 전송됩니다", "pod/mypod Running on "}},
+		{"pod-lifecycle", "ko", []string{"매니페스트가 kube-apiserver로 전송됩니다", "→ Pod를 만들었습니다: pod/mypod, etcd 키 /registry/pods/demo-e2e/mypod", "에서 실행 중입니다(Running): pod/mypod", "→ Pod를 삭제했습니다: pod/mypod"}},
 		{"deployment-rollout", "en", []string{"deployment.apps/hello successfully rolled out", "3/3 ready", "0/0 ready", "its ReplicaSets and Pods followed"}},
 		{"unschedulable", "en", []string{"pod/toobig Pending, FailedScheduling: 0/", "Insufficient cpu"}},
 		{"toleration", "en", []string{" tainted", "pod/no-toleration Pending, FailedScheduling: ", "untolerated taint", "pod/with-toleration bound to node "}},

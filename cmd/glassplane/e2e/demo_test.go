@@ -94,10 +94,14 @@ func TestDemoCrashLoop(t *testing.T) {
 			t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
 			onlyRuntime(t, c, tc.runtime)
 			out := runDemo(t, c, ns, "crash-loop", tc.lang)
-			if tc.lang == "ko" && !strings.Contains(out, "CrashLoopBackOff 이유로 Waiting") {
-				t.Errorf("the narration is not in Korean:\n%s", out)
+			if tc.lang == "ko" && (!strings.Contains(out, "CrashLoopBackOff 이유로 Waiting") || !strings.Contains(out, "→ Pod를 만들었습니다: pod/crasher")) {
+				t.Errorf("the narration or the results are not in Korean:\n%s", out)
 			}
-			m := regexp.MustCompile(`container crasher on node (\S+) exited with code 1 \(Error\); restartCount (\d+)`).FindStringSubmatch(out)
+			exited := `container crasher on node (\S+) exited with code 1 \(Error\); restartCount (\d+)`
+			if tc.lang == "ko" {
+				exited = `노드 (\S+)의 컨테이너 crasher, 종료 코드 1 \(Error\), restartCount (\d+)`
+			}
+			m := regexp.MustCompile(exited).FindStringSubmatch(out)
 			if m == nil {
 				t.Fatalf("output lacks the exit and restart:\n%s", out)
 			}
