@@ -33,7 +33,9 @@ var reviewResources = map[string]bool{
 // for a step of the story: a person's or a controller's request about an
 // object.
 func backgroundOf(ev *audit.Event) string {
-	if ev.User.Username == dashboardUser {
+	// What the dashboard asks as itself is its own check; what it sends
+	// impersonating a logged-in user (an apply, a delete) is that user's.
+	if ev.User.Username == dashboardUser && ev.ImpersonatedUser == nil {
 		return backgroundCheck
 	}
 	resource, sub, _, _ := auditRef(ev)

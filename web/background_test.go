@@ -39,6 +39,12 @@ func TestBackgroundOf(t *testing.T) {
 			}
 		})
 	}
+	// The dashboard's apply for a logged-in user is that user's step.
+	applied := auditEvent("create", "pods", "", "default", "mypod", dashboardUser, time.Now(), nil)
+	applied.ImpersonatedUser = &audit.UserInfo{Username: "glassplane-admin"}
+	if got := backgroundOf(applied); got != "" {
+		t.Errorf("backgroundOf(an apply impersonating glassplane-admin) = %q, want a step of the story", got)
+	}
 	lease := &corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "Lease", Name: "kube-scheduler"}}
 	pod := &corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "mypod"}}
 	if eventBackground(lease) != backgroundLease || eventBackground(pod) != "" {
