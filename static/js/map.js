@@ -41,7 +41,7 @@ const MAX_STEPS = 400;
 const LABEL_CHARS = 34;
 const VISIBLE_STEPS = 30;
 // A condensed update lists at most LISTED_STEPS new steps (all are recorded).
-const LISTED_STEPS = 4;
+const LISTED_STEPS = 8;
 // A queue longer than CONDENSE_STEPS condenses the map for CONDENSED_MS
 // (renewed while queues stay that long); meanwhile steps are listed, and
 // while catching up the dots placed, every CONDENSED_EVERY_MS.

@@ -111,7 +111,10 @@ func TestDashboardTeaches(t *testing.T) {
 	})
 
 	t.Run("the narration speaks Korean when chosen", func(t *testing.T) {
-		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="steps"] [data-kind="bind"]').click() || true`)
+		// A burst lists only its newest steps: the bind, or else the watch
+		// that brought the pod to the scheduler, narrates the scheduler.
+		webtest.WaitFor(t, home, `document.querySelector('[data-testid="steps"] [data-kind="bind"], [data-testid="steps"] [data-kind="watch-scheduler"]') !== null`)
+		webtest.Eval[bool](t, home, `(document.querySelector('[data-testid="steps"] [data-kind="bind"]') || document.querySelector('[data-testid="steps"] [data-kind="watch-scheduler"]')).click() || true`)
 		en := webtest.Eval[string](t, home, `document.getElementById("narration-text").textContent`)
 		if !strings.Contains(en, "scheduler") {
 			t.Errorf("English narration of the bind = %q", en)
