@@ -121,6 +121,8 @@ type Agent struct {
 	lastReport time.Time
 
 	podLister corelisters.PodLister
+	// serviceLister reads every Service, for the pods' service variables.
+	serviceLister corelisters.ServiceLister
 
 	// listener and serverPort are set by listenServer before Run registers
 	// the node.
@@ -241,6 +243,19 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.recorder.Eventf(nodeRef, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", a.cfg.NodeName)
 	if a.cfg.PodNetworkProblem != "" {
 		a.recorder.Eventf(nodeRef, corev1.EventTypeWarning, "NetworkNotReady", "No pod network, pods share the host's network: %s", a.cfg.PodNetworkProblem)
+	}
+
+	// Pods start with the variables of the Services that exist, so the
+	// Service cache is read once before any pod is (kubelet waits for it
+	// before it builds a pod's environment).
+	serviceFactory := informers.NewSharedInformerFactory(a.client, 0)
+	serviceInformer := serviceFactory.Core().V1().Services()
+	a.serviceLister = serviceInformer.Lister()
+	serviceFactory.Start(ctx.Done())
+	defer serviceFactory.Shutdown()
+	a.log.Info("waiting for service cache to sync")
+	if !cache.WaitForCacheSync(ctx.Done(), serviceInformer.Informer().HasSynced) {
+		return fmt.Errorf("failed to sync service cache of node %q: %w", a.cfg.NodeName, ctx.Err())
 	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,9 +36,16 @@ const (
 
 // resolveEnv builds a container's environment as kubelet does: envFrom
 // sources first, then env entries (literal values and valueFrom), later
-// names overriding earlier ones. A missing non-optional source is an error
-// kubelet reports as CreateContainerConfigError.
+// names overriding earlier ones, then the pod's service variables
+// (podServiceEnv, sorted) that none of those set. $(NAME) in a value sees
+// the variables before it and then the service variables. A missing
+// non-optional source is an error kubelet reports as
+// CreateContainerConfigError.
 func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container) ([]string, error) {
+	serviceEnv, err := a.podServiceEnv(pod)
+	if err != nil {
+		return nil, err
+	}
 	var order []string
 	vals := map[string]string{}
 	set := func(k, v string) {
@@ -77,7 +86,7 @@ func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, expandEnv(e.Value, vals))
+			set(e.Name, expandEnv(e.Value, vals, serviceEnv))
 			continue
 		}
 		switch f := e.ValueFrom; {
@@ -121,9 +130,14 @@ func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c
 			set(e.Name, string(v))
 		}
 	}
-	env := make([]string, 0, len(order))
+	env := make([]string, 0, len(order)+len(serviceEnv))
 	for _, k := range order {
 		env = append(env, k+"="+vals[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(serviceEnv)) {
+		if _, ok := vals[k]; !ok {
+			env = append(env, k+"="+serviceEnv[k])
+		}
 	}
 	return env, nil
 }
@@ -136,8 +150,9 @@ func sourceError(kind, name string, err error) error {
 	return fmt.Errorf("failed to get %s %q: %w", kind, name, err)
 }
 
-// expandEnv replaces $(NAME) with earlier variables' values; $$ escapes.
-func expandEnv(s string, vals map[string]string) string {
+// expandEnv replaces $(NAME) with the value of NAME in the first of
+// sources that has it; $$ escapes.
+func expandEnv(s string, sources ...map[string]string) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -157,8 +172,7 @@ func expandEnv(s string, vals map[string]string) string {
 				b.WriteString(s[i:])
 				return b.String()
 			}
-			name := s[i+2 : i+end]
-			if v, ok := vals[name]; ok {
+			if v, ok := lookupEnv(s[i+2:i+end], sources); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+end+1])
@@ -169,6 +183,15 @@ func expandEnv(s string, vals map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+func lookupEnv(name string, sources []map[string]string) (string, bool) {
+	for _, vals := range sources {
+		if v, ok := vals[name]; ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // resourceFieldValue resolves limits.* and requests.* of the container.

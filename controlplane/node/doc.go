@@ -15,7 +15,13 @@
 // running), then its app containers, restarting them with kubelet's
 // CrashLoopBackOff. A new pod's first containers are created while the
 // runtime attaches the pod to the network (its CNI ADD), and started once
-// it is attached (unless an env var asks for the pod's IP). Images
+// it is attached (unless an env var asks for the pod's IP). A container's
+// environment ends with kubelet's service variables (serviceenv.go):
+// <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT and the Docker link variables
+// of the Services with a ClusterIP in the pod's namespace (when
+// enableServiceLinks) and of the default namespace's kubernetes Service,
+// read from a Service cache synced before any pod; the pod's own env
+// overrides them and its $(VAR) sees them. Images
 // follow imagePullPolicy (images under glassplane.local are node-only and
 // never pulled). Each running container with probes gets a probe goroutine
 // (prober.go): startup, then liveness and readiness, exec through the
