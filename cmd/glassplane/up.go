@@ -70,6 +70,9 @@ type upOptions struct {
 	profiling              bool
 	saKeyFile              string
 	eventTTL               time.Duration
+	serviceClusterIPRange  string
+	serviceNodePortRange   string
+	advertiseAddress       string
 }
 
 func newUpCommand() *cobra.Command {
@@ -113,6 +116,9 @@ func newUpCommand() *cobra.Command {
 	f.BoolVar(&o.profiling, "profiling", true, "serve Go's profiles on the API server's /debug/pprof/ to users RBAC allows (system:masters), as kube-apiserver's --profiling does")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (group system:unauthenticated) instead of refusing them with 401")
 	f.DurationVar(&o.eventTTL, "event-ttl", time.Hour, "how long Events are kept (each write of one starts it again; 0 keeps them), as kube-apiserver's --event-ttl")
+	f.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", apiserver.DefaultServiceClusterIPRange, "IPv4 CIDR Services' cluster IPs come from (its first address is the kubernetes Service's), as kube-apiserver's flag")
+	f.StringVar(&o.serviceNodePortRange, "service-node-port-range", apiserver.DefaultServiceNodePortRange, "first-last range of the node ports of NodePort and LoadBalancer Services")
+	f.StringVar(&o.advertiseAddress, "advertise-address", "", "IPv4 address the kubernetes Service's endpoints point at (default: the host of --api-listen, or the host's default-route address when that is unspecified)")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
@@ -202,10 +208,16 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
+	advertise, err := advertiseAddress(o.advertiseAddress, srv.APIURL())
+	if err != nil {
+		return err
+	}
 	api, err := apiserver.New(apiserver.Config{
 		Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log,
 		TokenAuthenticators: authn.tokens, ServiceAccountKey: authn.saKey, AnonymousAuth: o.anonymousAuth,
 		ServiceAccountAdmission: true, RBAC: true, Profiling: o.profiling,
+		ServiceClusterIPRange: o.serviceClusterIPRange, ServiceNodePortRange: o.serviceNodePortRange,
+		AdvertiseAddress: advertise.Addr().String(), AdvertisePort: int(advertise.Port()),
 	})
 	if err != nil {
 		return err

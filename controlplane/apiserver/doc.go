@@ -33,6 +33,16 @@
 // documents are built on their first request, and Config.Profiling serves
 // Go's profiles on /debug/pprof/.
 //
+// Services get their cluster IPs and node ports as kube-apiserver v1.33+
+// gives them (service_alloc.go): a cluster IP from Config's range is
+// claimed by creating the networking.k8s.io/v1 IPAddress named by it (one
+// that exists is taken: the create tries another), node ports are a bitmap
+// in /registry/ranges/servicenodeports changed with compare-and-swap, and
+// both are given back when the Service goes or its write fails. Bootstrap
+// creates the default ServiceCIDR and the kubernetes Service (the range's
+// first address) with an Endpoints and EndpointSlice at
+// Config.AdvertiseAddress; servicecidrs and ipaddresses are served read-only.
+//
 // /healthz, /livez and /readyz run kube-apiserver's checks (ping, log, etcd
 // as a linearizable read bounded at two seconds and rate limited, the
 // poststarthooks of Bootstrap, and on /readyz etcd-readiness, informer-sync

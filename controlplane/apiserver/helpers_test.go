@@ -96,7 +96,7 @@ func startEnv(dir string) (*testEnv, func(), error) {
 		return nil, nil, err
 	}
 	ring := audit.NewRing(0)
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log})
+	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1"})
 	if err != nil {
 		cancel()
 		return nil, nil, err

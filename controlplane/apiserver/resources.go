@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -9,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,6 +27,7 @@ var (
 	verbsAll     = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	verbsStatus  = []string{"get", "patch", "update"}
 	verbsBinding = []string{"create"}
+	verbsRead    = []string{"get", "list", "watch"}
 )
 
 // resource is one entry of the registry table: everything the generic
@@ -55,6 +58,15 @@ type resource struct {
 	// FieldLabels adds resource-specific field selector labels to
 	// metadata.name and metadata.namespace.
 	FieldLabels func(obj runtime.Object) fields.Set
+	// BeginWrite, when set, runs on a create or an update of the main
+	// resource after admission and before the write to storage (old is nil
+	// on create), as the generic registry's BeginCreate and BeginUpdate
+	// hooks do: it may claim what the object needs (a Service's cluster IP
+	// and node ports) and set it on next. The returned function is called
+	// once with whether the write was stored.
+	BeginWrite func(s *Server, ctx context.Context, next, old runtime.Object) (func(ok bool), error)
+	// AfterDelete, when set, runs once an object is gone from storage.
+	AfterDelete func(s *Server, obj runtime.Object)
 }
 
 // GroupVersion returns the resource's group version.
@@ -173,6 +185,15 @@ func newResources() []*resource {
 			Categories: []string{"all"}, Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 			StorageResource: "services/specs", HasStatus: true,
 			Subresources: []*subresource{statusSubresource()},
+			BeginWrite:   (*Server).beginServiceWrite, AfterDelete: (*Server).afterServiceDelete,
+		},
+		{
+			GVK: networkingv1.SchemeGroupVersion.WithKind("ServiceCIDR"), Resource: "servicecidrs", Singular: "servicecidr",
+			Verbs: verbsRead, StorageResource: "servicecidrs", HasStatus: true,
+		},
+		{
+			GVK: networkingv1.SchemeGroupVersion.WithKind("IPAddress"), Resource: "ipaddresses", Singular: "ipaddress", ShortNames: []string{"ip"},
+			Verbs: verbsRead, StorageResource: "ipaddresses",
 		},
 		{
 			GVK: core("Endpoints"), Resource: "endpoints", Singular: "endpoints", ShortNames: []string{"ep"}, Namespaced: true,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,6 +82,18 @@ type Config struct {
 	// --profiling does; RBAC decides who reads them (nonResourceURLs
 	// /debug/pprof/*, which only system:masters holds by default).
 	Profiling bool
+	// ServiceClusterIPRange is the IPv4 CIDR Services' cluster IPs come
+	// from (default DefaultServiceClusterIPRange); its first address is the
+	// kubernetes Service's.
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the "first-last" range of node ports
+	// (default DefaultServiceNodePortRange).
+	ServiceNodePortRange string
+	// AdvertiseAddress and AdvertisePort are where the kubernetes
+	// Service's endpoints point: the address and port pods reach this API
+	// server at. An empty address leaves the endpoints alone.
+	AdvertiseAddress string
+	AdvertisePort    int
 }
 
 // Server serves the Kubernetes REST API over a storage.Store.
@@ -125,6 +138,8 @@ type Server struct {
 	// shuttingDown is closed when Run's context ends; /readyz then fails.
 	shuttingDown chan struct{}
 	health       healthEndpoints
+	// services gives Services their cluster IPs and node ports.
+	services *serviceAllocator
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -181,6 +196,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.shuttingDown = make(chan struct{})
 	s.health = s.newHealthEndpoints()
+	services, err := newServiceAllocator(s.store, s.log, cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange,
+		s.byPath[networkingv1.SchemeGroupVersion.WithResource("ipaddresses")], s.byPath[networkingv1.SchemeGroupVersion.WithResource("servicecidrs")])
+	if err != nil {
+		return nil, err
+	}
+	s.services = services
 	s.podsRes = s.byPath[corev1.SchemeGroupVersion.WithResource("pods")]
 	s.store.SetIndexer(storage.Prefix(s.podsRes.StorageResource, ""), podNodeName(s.podsRes))
 	return s, nil
@@ -235,9 +256,10 @@ func (s *Server) Register(e *echo.Echo) {
 
 // Bootstrap creates the namespaces every cluster has (default, kube-system,
 // kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
-// for the scheduler's decision records), the system priority classes and the
-// classroom tempo when they are missing and, with RBAC, the bootstrap
-// cluster roles and bindings.
+// for the scheduler's decision records), the system priority classes, the
+// classroom tempo, the default ServiceCIDR and the kubernetes Service with
+// its endpoints when they are missing and, with RBAC, the bootstrap cluster
+// roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -268,6 +290,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	}
 	s.hookPriorityClasses.finish()
 	if err := s.bootstrapTempo(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapServices(ctx); err != nil {
 		return err
 	}
 	if s.cfg.RBAC {

@@ -167,6 +167,8 @@ var printers = map[string]printer{
 	"daemonsets":           daemonSetPrinter,
 	"controllerrevisions":  controllerRevisionPrinter,
 	"poddisruptionbudgets": podDisruptionBudgetPrinter,
+	"servicecidrs":         serviceCIDRPrinter,
+	"ipaddresses":          ipAddressPrinter,
 }
 
 var genericPrinter = printer{

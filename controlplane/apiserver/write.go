@@ -120,8 +120,13 @@ func (q *request) create() error {
 	if resourceVersionSetOnCreate(sentVersion) {
 		return errResourceVersionSetOnCreate
 	}
+	finish, err := q.beginWrite(obj, nil)
+	if err != nil {
+		return err
+	}
 	q.enter(stageEtcd)
 	kv, err := q.s.createInStore(q.ctx, q.res, obj)
+	finish(err == nil)
 	if err != nil {
 		return err
 	}
@@ -129,6 +134,22 @@ func (q *request) create() error {
 	q.setObjectRef(obj)
 	q.respond(http.StatusCreated, obj)
 	return nil
+}
+
+// beginWrite runs the resource's BeginWrite on a write of the main resource
+// (old nil on create); the function it returns finishes the write.
+func (q *request) beginWrite(next, old runtime.Object) (func(ok bool), error) {
+	if q.res.BeginWrite == nil || q.info.Subresource != "" {
+		return func(bool) {}, nil
+	}
+	return q.res.BeginWrite(q.s, q.ctx, next, old)
+}
+
+// afterDelete runs the resource's AfterDelete on an object gone from storage.
+func (q *request) afterDelete(obj runtime.Object) {
+	if q.res.AfterDelete != nil {
+		q.res.AfterDelete(q.s, obj)
+	}
 }
 
 // errResourceVersionSetOnCreate refuses a create whose object carries a
@@ -195,8 +216,13 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 			if dryRun {
 				return &updateResult{obj: obj, created: true}, nil
 			}
+			finish, err := q.beginWrite(obj, nil)
+			if err != nil {
+				return nil, err
+			}
 			q.enter(stageEtcd)
 			kv, err := q.s.createInStore(q.ctx, q.res, obj)
+			finish(err == nil)
 			if apierrors.IsAlreadyExists(err) {
 				continue
 			}
@@ -241,13 +267,23 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 				return nil, storageError(q.res, name, err)
 			}
 			q.recordWrite(k, rev, 0)
+			q.afterDelete(cur)
 			return &updateResult{obj: next, deleted: true}, nil
+		}
+		finish, err := q.beginWrite(next, cur)
+		if err != nil {
+			if fromGuess {
+				continue
+			}
+			return nil, err
 		}
 		value, err := encodeForStorage(q.res, next)
 		if err != nil {
+			finish(false)
 			return nil, err
 		}
 		if bytes.Equal(value, kv.Value) {
+			finish(false)
 			if fromGuess {
 				continue
 			}
@@ -256,6 +292,7 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 			return &updateResult{obj: next}, nil
 		}
 		written, err := q.s.store.Update(q.ctx, k, value, kv.ModRevision)
+		finish(err == nil)
 		if retryWrite(err, fromGuess) {
 			continue
 		}
@@ -503,6 +540,7 @@ func (q *request) deleteOne(namespace, name string, opts *metav1.DeleteOptions, 
 			return nil, false, storageError(q.res, name, err)
 		}
 		q.recordWrite(k, rev, 0)
+		q.afterDelete(cur)
 		return cur, true, nil
 	}
 	return nil, false, apierrors.NewConflict(q.res.GroupResource(), name, errModified)

@@ -29,6 +29,7 @@ go run "k8s.io/kube-openapi/cmd/openapi-gen@${kube_openapi_version}" \
 	k8s.io/api/scheduling/v1alpha3 \
 	k8s.io/api/batch/v1 \
 	k8s.io/api/discovery/v1 \
+	k8s.io/api/networking/v1 \
 	k8s.io/api/policy/v1 \
 	k8s.io/apimachinery/pkg/apis/meta/v1 \
 	k8s.io/apimachinery/pkg/runtime \
