@@ -91,3 +91,19 @@ func TestOverviewFoldsBackground(t *testing.T) {
 		t.Errorf("with ?background=1 the feed lists %d steps, want %d", n, feedLength)
 	}
 }
+
+// TestActorOfImpersonation: the dashboard's write for a logged-in user is
+// shown as, and readable by, that user with that user's groups.
+func TestActorOfImpersonation(t *testing.T) {
+	ev := auditEvent("create", "pods", "", "default", "mypod", dashboardUser, time.Now(), nil)
+	if got := actorOf(ev); got != dashboardUser {
+		t.Errorf("actorOf(the dashboard's own request) = %q", got)
+	}
+	ev.ImpersonatedUser = &audit.UserInfo{Username: "alice", Groups: []string{"team-a"}}
+	if got := actorOf(ev); got != "alice" {
+		t.Errorf("actorOf(a request impersonating alice) = %q, want alice", got)
+	}
+	if got := requestInfo(ev).Groups; len(got) != 1 || got[0] != "team-a" {
+		t.Errorf("requestInfo groups = %v, want alice's", got)
+	}
+}

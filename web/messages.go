@@ -277,19 +277,29 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 }
 
 // auditRecordMessage describes one API request.
+// actorOf is who a request acted as: the impersonated user when there is
+// one (the dashboard's writes for a logged-in user are that user's), else
+// the authenticated user.
+func actorOf(ev *audit.Event) string {
+	if ev.ImpersonatedUser != nil && ev.ImpersonatedUser.Username != "" {
+		return ev.ImpersonatedUser.Username
+	}
+	return ev.User.Username
+}
+
 func auditRecordMessage(rec audit.Record) Message {
 	ev := rec.Event
 	resource, sub, ns, name := auditRef(ev)
 	m := Message{
 		Type: MessageAudit, Seq: rec.Seq, Verb: ev.Verb, Action: auditAction(ev),
 		Resource: resource, Subresource: sub, Namespace: ns, Name: name,
-		Component: ev.User.Username, Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
+		Component: actorOf(ev), Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
 		Message: auditMessage(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 		Stages:     stagesJSON(stagesOf(ev)),
 		Key:        ev.Annotations[audit.AnnotationEtcdKey],
 		Request:    requestInfo(ev),
 		Background: backgroundOf(ev),
-		scope:      readScope{kind: scopeAudit, user: ev.User.Username},
+		scope:      readScope{kind: scopeAudit, user: actorOf(ev)},
 	}
 	if ev.ObjectRef != nil {
 		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion

@@ -103,7 +103,7 @@ func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []stora
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(entries) < feedLength; i-- {
 			ev := recs[i].Event
-			if !mutating(ev.Verb) || !reader.mayReadAudit(ctx, ev.User.Username) {
+			if !mutating(ev.Verb) || !reader.mayReadAudit(ctx, actorOf(ev)) {
 				continue
 			}
 			bg := backgroundOf(ev)

@@ -46,6 +46,9 @@ func requestInfo(ev *audit.Event) *RequestInfo {
 		FailedStage:   stoppedAt(ev),
 		URI:           ev.RequestURI,
 	}
+	if ev.ImpersonatedUser != nil && ev.ImpersonatedUser.Username != "" {
+		ri.Groups = ev.ImpersonatedUser.Groups
+	}
 	if ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 {
 		ri.Status = ev.ResponseStatus.Message
 		// A refusal's Status already says the authorizer's reason.
@@ -77,7 +80,7 @@ type requestFilter struct {
 }
 
 func (f requestFilter) match(ev *audit.Event) bool {
-	if f.user != "" && !strings.Contains(ev.User.Username, f.user) {
+	if f.user != "" && !strings.Contains(actorOf(ev), f.user) {
 		return false
 	}
 	failed := auditFailed(ev)
@@ -99,7 +102,7 @@ func (d *Dashboard) requests(c *echo.Context) error {
 	if d.cfg.Audit != nil {
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(vm.Rows) < requestsLength; i-- {
-			if recs[i].Seq > seq || !f.match(recs[i].Event) || !reader.mayReadAudit(ctx, recs[i].Event.User.Username) {
+			if recs[i].Seq > seq || !f.match(recs[i].Event) || !reader.mayReadAudit(ctx, actorOf(recs[i].Event)) {
 				continue
 			}
 			vm.Rows = append(vm.Rows, requestRow(recs[i]))
@@ -114,7 +117,7 @@ func requestRow(rec audit.Record) components.RequestRow {
 	m := auditRecordMessage(rec)
 	ri := requestInfo(ev)
 	row := components.RequestRow{
-		Seq: rec.Seq, Time: m.Timestamp, User: ev.User.Username, Groups: strings.Join(ri.Groups, ", "),
+		Seq: rec.Seq, Time: m.Timestamp, User: actorOf(ev), Groups: strings.Join(ri.Groups, ", "),
 		Authenticator: ri.Authenticator, Verb: ev.Verb, Action: m.Action, Target: target(m), Href: m.Href,
 		Code: m.Code, Failed: m.Failed, FailedStage: ri.FailedStage, Stages: stagesOf(ev),
 		Decision: ri.Decision, Reason: ri.Reason, Status: ri.Status, Key: m.Key, Revision: m.Revision,

@@ -43,11 +43,11 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 	if d.cfg.Audit != nil {
 		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
 			ev := rec.Event
-			if !reader.mayReadAudit(ctx, ev.User.Username) {
+			if !reader.mayReadAudit(ctx, actorOf(ev)) {
 				continue
 			}
 			row := components.TimelineRow{
-				Source: "audit", Actor: ev.User.Username, Action: auditAction(ev), Message: auditMessage(ev),
+				Source: "audit", Actor: actorOf(ev), Action: auditAction(ev), Message: auditMessage(ev),
 				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 				AuditHref: requestHref(rec.Seq),
 			}
@@ -56,7 +56,7 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 				row.RevisionHref = keyHref(key) + "&rev=" + rev
 			}
 			if reading(ev.Verb) {
-				row.FoldKey = ev.User.Username + " " + row.Action + " " + fmt.Sprint(row.Code)
+				row.FoldKey = actorOf(ev) + " " + row.Action + " " + fmt.Sprint(row.Code)
 			}
 			uid := ""
 			if ev.ObjectRef != nil {

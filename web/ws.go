@@ -96,7 +96,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 			if rec.Seq > seq {
 				break
 			}
-			if !cl.viewer.mayReadAudit(ctx, rec.Event.User.Username) {
+			if !cl.viewer.mayReadAudit(ctx, actorOf(rec.Event)) {
 				continue
 			}
 			msgs = append(msgs, auditRecordMessage(rec))
