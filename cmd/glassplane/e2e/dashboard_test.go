@@ -148,10 +148,11 @@ func TestDashboardTeaches(t *testing.T) {
 		if !strings.Contains(reason, "Seed_MyPod") {
 			t.Errorf("422 reason = %q, want the Status message naming the object", reason)
 		}
-		// The seed pod's create went all the way to etcd.
-		webtest.Navigate(t, form, c.WebURL+"/requests?user=system:glassplane-dashboard")
+		// The seed pod's create, which the dashboard sent as the admin who
+		// logged in by the link, went all the way to etcd.
+		webtest.Navigate(t, form, c.WebURL+"/requests?user=glassplane-admin")
 		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="201"] [data-stage="etcd"][data-state="ok"]`)
-		webtest.Navigate(t, form, c.WebURL+"/requests?user=system:glassplane-dashboard")
+		webtest.Navigate(t, form, c.WebURL+"/requests?user=glassplane-admin")
 		webtest.WaitSelector(t, form, `[data-testid="request"][data-code="422"]`)
 		webtest.Screenshot(t, form, filepath.Join(out, "requests.png"))
 	})
