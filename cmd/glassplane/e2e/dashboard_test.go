@@ -122,7 +122,9 @@ func TestDashboardTeaches(t *testing.T) {
 			if _, err := c.Client.CoreV1().Pods("default").Create(context.Background(), ko, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { c.Client.CoreV1().Pods("default").Delete(context.Background(), "seed-ko", metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				c.Client.CoreV1().Pods("default").Delete(context.Background(), "seed-ko", metav1.DeleteOptions{})
+			})
 			webtest.WaitFor(t, home, listed)
 		}
 		webtest.Eval[bool](t, home, `(document.querySelector('[data-testid="steps"] [data-kind="bind"]') || document.querySelector('[data-testid="steps"] [data-kind="watch-scheduler"]')).click() || true`)
