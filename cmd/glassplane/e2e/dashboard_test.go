@@ -134,7 +134,10 @@ func TestDashboardTeaches(t *testing.T) {
 		}
 		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="lang-ko"]').click() || true`)
 		webtest.WaitFor(t, home, `document.getElementById("narration-text").textContent.includes("스케줄러")`)
-		// The choice is remembered across page loads.
+		// The choice is remembered across page loads. The other tab hears
+		// of it once the browser has stored it: a reload before that could
+		// read the old value.
+		webtest.WaitFor(t, form, `document.querySelector('[data-testid="lang-ko"]').getAttribute("aria-pressed") === "true"`)
 		webtest.Navigate(t, home, c.WebURL+"/")
 		webtest.WaitSelector(t, home, webtest.TestID("narration-text"))
 		webtest.WaitFor(t, home, `document.querySelector('[data-testid="lang-ko"]').getAttribute("aria-pressed") === "true"`)
