@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what Glassplane's tests and `make up` need on Debian:
 # containerd and runc (real containers), busybox-static (the offline demo image),
-# CNI plugins, etcd (external-etcd test; etcdctl also for `make up`), docker-registry (image pull test), chromium and a Korean font (browser
+# CNI plugins, nftables (the service proxy, through knftables), etcd (external-etcd test; etcdctl also for `make up`), docker-registry (image pull test), chromium and a Korean font (browser
 # tests and screenshots of the Korean narration).
 # It is idempotent: packages already present are not reinstalled.
 #
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 profile="${1:-test}"
-pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 ca-certificates)
+pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 nftables ca-certificates)
 case "$profile" in
 runtime) pkgs+=(etcd-client) ;;
 test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum) ;;
