@@ -119,12 +119,14 @@ type allocation struct {
 	a     *serviceAllocator
 	ips   []string
 	ports []int
+	// dryRun: nothing was claimed, so nothing is given back.
+	dryRun bool
 }
 
 // release gives back what was claimed, on a fresh context so that a
 // cancelled request still cleans up.
 func (al *allocation) release() {
-	if al == nil || (len(al.ips) == 0 && len(al.ports) == 0) {
+	if al == nil || al.dryRun || (len(al.ips) == 0 && len(al.ports) == 0) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -155,8 +157,10 @@ func needsNodePorts(svc *corev1.Service) bool {
 // allocate claims what svc needs beyond what old (nil on create) holds: a
 // cluster IP (the requested one, or a free one) and a node port for each
 // port that needs one. It sets them on svc. On error nothing stays claimed.
+// In a dry run (isDryRun) it checks and picks the same way, and claims
+// nothing.
 func (a *serviceAllocator) allocate(ctx context.Context, svc, old *corev1.Service) (_ *allocation, retErr error) {
-	al := &allocation{a: a}
+	al := &allocation{a: a, dryRun: isDryRun(ctx)}
 	defer func() {
 		if retErr != nil {
 			al.release()
@@ -265,8 +269,18 @@ func (a *serviceAllocator) claimFreeIP(ctx context.Context, svc *corev1.Service)
 }
 
 // claimIP creates the IPAddress object of ip for svc; errIPAllocated when
-// it exists.
+// it exists. A dry run only looks whether it exists.
 func (a *serviceAllocator) claimIP(ctx context.Context, svc *corev1.Service, ip string) error {
+	if isDryRun(ctx) {
+		_, err := a.store.Get(ctx, key(a.ipRes, "", ip))
+		switch {
+		case err == nil:
+			return errIPAllocated
+		case errors.Is(err, storage.ErrNotFound):
+			return nil
+		}
+		return fmt.Errorf("failed to read IPAddress %q: %w", ip, err)
+	}
 	addr := &networkingv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   ip,
@@ -420,6 +434,7 @@ func (a *serviceAllocator) releasePorts(ctx context.Context, ports []int) {
 
 // updatePorts changes the node port bitmap with compare-and-swap; change
 // runs again on a fresh copy after a lost swap, and its error writes nothing.
+// A dry run's change runs on a copy that is not written.
 func (a *serviceAllocator) updatePorts(ctx context.Context, change func(bits *big.Int) error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -438,7 +453,7 @@ func (a *serviceAllocator) updatePorts(ctx context.Context, change func(bits *bi
 				return err
 			}
 		}
-		if err := change(bits); err != nil {
+		if err := change(bits); err != nil || isDryRun(ctx) {
 			return err
 		}
 		value, err := json.Marshal(&corev1.RangeAllocation{

@@ -443,3 +443,61 @@ func TestServiceAllocationSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServiceDryRun: a dry run shows the cluster IP and node port a create
+// would get, refuses a taken one as the create would, and claims nothing,
+// as kube-apiserver's dry-run allocators.
+func TestServiceDryRun(t *testing.T) {
+	ns := shared.namespace(t)
+	ctx := ctxT(t)
+	svcs := shared.client.CoreV1().Services(ns)
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	got, err := svcs.Create(ctx, testService("dry", corev1.ServiceTypeNodePort, 80), dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, perr := netip.ParseAddr(got.Spec.ClusterIP)
+	if perr != nil || !serviceRange.Contains(ip) || got.Spec.Ports[0].NodePort < 30000 {
+		t.Fatalf("dry run got clusterIP %q nodePort %d; want ones from the ranges", got.Spec.ClusterIP, got.Spec.Ports[0].NodePort)
+	}
+	if owner, ok := ipAddressOf(t, shared.client, got.Spec.ClusterIP); ok {
+		t.Fatalf("the dry run claimed %s (for %s)", got.Spec.ClusterIP, owner)
+	}
+	// The node port is free: a real create can ask for it.
+	real := testService("real", corev1.ServiceTypeNodePort, 80)
+	real.Spec.ClusterIP = "10.96.0.60"
+	real.Spec.Ports[0].NodePort = got.Spec.Ports[0].NodePort
+	if _, err := svcs.Create(ctx, real, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the dry run's node port %d was kept: %v", got.Spec.Ports[0].NodePort, err)
+	}
+	// A dry run asking for what is taken is refused as the create is.
+	clash := testService("clash", "", 80)
+	clash.Spec.ClusterIP = "10.96.0.60"
+	_, err = svcs.Create(ctx, clash, dry)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+		t.Fatalf("dry run with a taken IP: %v", err)
+	}
+	// Nor does a dry-run update that adds node ports claim one, or
+	// release the Service's IP.
+	cur, err := svcs.Get(ctx, "real", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Ports = append(cur.Spec.Ports, corev1.ServicePort{Name: "extra", Port: 81})
+	upd, err := svcs.Update(ctx, cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := upd.Spec.Ports[1].NodePort
+	if extra == 0 {
+		t.Fatal("the dry-run update showed no node port for the new port")
+	}
+	probe := testService("probe", corev1.ServiceTypeNodePort, 80)
+	probe.Spec.Ports[0].NodePort = extra
+	if _, err := svcs.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the dry-run update kept node port %d: %v", extra, err)
+	}
+	if owner, ok := ipAddressOf(t, shared.client, "10.96.0.60"); !ok || owner != ns+"/real" {
+		t.Fatalf("after the dry-run update 10.96.0.60 belongs to %q (%v)", owner, ok)
+	}
+}

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -113,6 +114,9 @@ func (q *request) create() error {
 	}
 	q.ev.ObjectRef.Name = m.GetName()
 	if dryRun {
+		if err := q.dryRunWrite(obj, nil); err != nil {
+			return err
+		}
 		q.setObjectRef(obj)
 		q.respond(http.StatusCreated, obj)
 		return nil
@@ -143,6 +147,29 @@ func (q *request) beginWrite(next, old runtime.Object) (func(ok bool), error) {
 		return func(bool) {}, nil
 	}
 	return q.res.BeginWrite(q.s, q.ctx, next, old)
+}
+
+// dryRunKey marks the context of a BeginWrite that only checks.
+type dryRunKey struct{}
+
+// isDryRun reports whether ctx is a dry run's: a BeginWrite then checks
+// what it would claim and sets it on the object, and keeps nothing, as
+// kube-apiserver's dry-run allocators do.
+func isDryRun(ctx context.Context) bool { return ctx.Value(dryRunKey{}) != nil }
+
+// dryRunWrite runs the resource's BeginWrite as a dry run, so that a dry
+// run shows (and refuses) what the write would: a Service's cluster IP and
+// node ports.
+func (q *request) dryRunWrite(next, old runtime.Object) error {
+	if q.res.BeginWrite == nil || q.info.Subresource != "" {
+		return nil
+	}
+	finish, err := q.res.BeginWrite(q.s, context.WithValue(q.ctx, dryRunKey{}, true), next, old)
+	if err != nil {
+		return err
+	}
+	finish(false)
+	return nil
 }
 
 // afterDelete runs the resource's AfterDelete on an object gone from storage.
@@ -214,6 +241,9 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 				return nil, err
 			}
 			if dryRun {
+				if err := q.dryRunWrite(obj, nil); err != nil {
+					return nil, err
+				}
 				return &updateResult{obj: obj, created: true}, nil
 			}
 			finish, err := q.beginWrite(obj, nil)
@@ -255,6 +285,11 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 			return nil, err
 		}
 		if dryRun {
+			if !shouldDeleteOnUpdate(next) {
+				if err := q.dryRunWrite(next, cur); err != nil {
+					return nil, err
+				}
+			}
 			return &updateResult{obj: next}, nil
 		}
 		q.enter(stageEtcd)
