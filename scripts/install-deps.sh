@@ -2,7 +2,9 @@
 # install-deps.sh installs what Glassplane's tests and `make up` need on Debian:
 # containerd and runc (real containers), busybox-static (the offline demo image),
 # CNI plugins, nftables (the service proxy, through knftables), etcd (external-etcd test; etcdctl also for `make up`), docker-registry (image pull test), chromium and a Korean font (browser
-# tests and screenshots of the Korean narration).
+# tests and screenshots of the Korean narration), python3-kubernetes (the official
+# Python client's e2e test), nginx-light and bind9-dnsutils (the conformance images'
+# nginx and dig, test/conformance).
 # It is idempotent: packages already present are not reinstalled.
 #
 # Usage: install-deps.sh [runtime|test]
@@ -14,7 +16,7 @@ profile="${1:-test}"
 pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 nftables ca-certificates)
 case "$profile" in
 runtime) pkgs+=(etcd-client) ;;
-test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum) ;;
+test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum python3-kubernetes nginx-light bind9-dnsutils) ;;
 *) echo "install-deps: unknown profile $profile (want runtime or test)" >&2; exit 2 ;;
 esac
 missing=()
@@ -39,7 +41,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged daemons; Glassplane manages its own containerd and etcd,
 # the image pull test its own registry.
-for svc in containerd etcd docker-registry; do
+for svc in containerd etcd docker-registry nginx; do
 	if command -v systemctl >/dev/null 2>&1; then systemctl disable --now "$svc" >/dev/null 2>&1 || true; fi
 done
 echo "install-deps: done"
