@@ -23,7 +23,8 @@ const resyncDelay = time.Second
 // ends, as kube-apiserver's informers do: the RBAC cache (requests wait for
 // its first full list before they are authorized), the lookup caches
 // admission reads namespaces, ServiceAccounts and PriorityClasses from, and
-// the Node authorizer's graph of pods. When ctx ends, /readyz fails its
+// the Node authorizer's graph of pods; and it repairs the Services'
+// allocations every serviceRepairInterval. When ctx ends, /readyz fails its
 // shutdown check. Run is called once.
 func (s *Server) Run(ctx context.Context) error {
 	context.AfterFunc(ctx, func() { close(s.shuttingDown) })
@@ -50,6 +51,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.nodeGraph != nil {
 		wg.Go(func() { s.feedCache(ctx, s.podsRes, s.nodeGraph, func() {}) })
 	}
+	wg.Go(func() { s.runServiceRepair(ctx) })
 	wg.Wait()
 	return nil
 }

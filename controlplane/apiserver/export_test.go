@@ -2,7 +2,10 @@ package apiserver
 
 import (
 	"context"
+	"math/big"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -58,4 +61,39 @@ func NodeGraphIndexes(s *Server, nodeName, namespace, resource, name string) boo
 // alone.
 func NodeGraphInStore(ctx context.Context, s *Server, nodeName, namespace, resource, name string) (bool, error) {
 	return s.nodeGraph.relatedInStore(ctx, nodeName, namespace, resource, name)
+}
+
+// ServiceRepair is what one repair of the Services' allocations did.
+type ServiceRepair = serviceRepair
+
+// RepairServices runs one repair of the Services' allocations as at now.
+func RepairServices(s *Server, now time.Time) (ServiceRepair, error) {
+	return s.services.repair(context.Background(), s.byPath[corev1.SchemeGroupVersion.WithResource("services")], now)
+}
+
+// SetNodePortBit marks (on) or clears a node port in the stored bitmap,
+// as a crash between an allocation and its write would leave it.
+func SetNodePortBit(s *Server, port int, on bool) error {
+	a := s.services
+	return a.updatePorts(context.Background(), func(bits *big.Int) error {
+		v := uint(0)
+		if on {
+			v = 1
+		}
+		bits.SetBit(bits, port-a.portMin, v)
+		return nil
+	})
+}
+
+// SetClusterIPClaim creates (with a parent Service namespace/name) or,
+// with an empty name, deletes the IPAddress object of ip, as a crash
+// between an allocation and its write would leave it.
+func SetClusterIPClaim(s *Server, ip, namespace, name string) error {
+	if name == "" {
+		s.services.releaseIP(context.Background(), ip, nil)
+		return nil
+	}
+	svc := &corev1.Service{}
+	svc.Namespace, svc.Name = namespace, name
+	return s.services.claimIP(context.Background(), svc, ip)
 }

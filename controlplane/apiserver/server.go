@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -294,6 +295,11 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	}
 	if err := s.bootstrapServices(ctx); err != nil {
 		return err
+	}
+	// What a crash between an allocation and its write left is undone
+	// before the first request, as kube-apiserver repairs on start.
+	if _, err := s.services.repair(ctx, s.byPath[corev1.SchemeGroupVersion.WithResource("services")], time.Now()); err != nil {
+		s.log.Warn("service repair failed", "err", err)
 	}
 	if s.cfg.RBAC {
 		if err := s.bootstrapRBAC(ctx); err != nil {

@@ -71,6 +71,9 @@ type serviceAllocator struct {
 	// that its writers take turns rather than losing compare-and-swaps to
 	// one another; other processes are kept out by the swap itself.
 	mu sync.Mutex
+	// leaks counts, for each node port marked but unused, the repairs in
+	// a row that found it so (serviceRepair).
+	leaks map[int]int
 }
 
 // newServiceAllocator parses the ranges (empty means the defaults).

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -499,5 +501,83 @@ func TestServiceDryRun(t *testing.T) {
 	}
 	if owner, ok := ipAddressOf(t, shared.client, "10.96.0.60"); !ok || owner != ns+"/real" {
 		t.Fatalf("after the dry-run update 10.96.0.60 belongs to %q (%v)", owner, ok)
+	}
+}
+
+// TestServiceRepair: the repair gives a Service's address back its
+// IPAddress, deletes an IPAddress whose Service is gone once it is older
+// than the grace, marks a used node port the bitmap lost, and frees a
+// marked port no Service uses only on the third pass that finds it so.
+func TestServiceRepair(t *testing.T) {
+	env := newEnv(t)
+	ns := env.namespace(t)
+	ctx := ctxT(t)
+	svcs := env.client.CoreV1().Services(ns)
+	svc := testService("kept", corev1.ServiceTypeNodePort, 80)
+	svc.Spec.ClusterIP = "10.96.0.70"
+	svc.Spec.Ports[0].NodePort = 30070
+	if _, err := svcs.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.SetClusterIPClaim(env.server, "10.96.0.70", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.SetClusterIPClaim(env.server, "10.96.0.71", ns, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.SetNodePortBit(env.server, 30070, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.SetNodePortBit(env.server, 30071, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// Within the grace the orphan stays; the missing ones are repaired.
+	got, err := apiserver.RepairServices(env.server, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got.IPsClaimed, "10.96.0.70") || len(got.IPsReleased) != 0 || !slices.Contains(got.PortsMarked, 30070) || len(got.PortsReleased) != 0 {
+		t.Fatalf("first repair: %+v", got)
+	}
+	if owner, ok := ipAddressOf(t, env.client, "10.96.0.70"); !ok || owner != ns+"/kept" {
+		t.Fatalf("10.96.0.70 belongs to %q (%v) after the repair", owner, ok)
+	}
+	clash := testService("clash", corev1.ServiceTypeNodePort, 80)
+	clash.Spec.Ports[0].NodePort = 30070
+	if _, err := svcs.Create(ctx, clash, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("node port 30070 was not marked again: %v", err)
+	}
+
+	later := time.Now().Add(2 * time.Minute)
+	if got, err = apiserver.RepairServices(env.server, later); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.IPsReleased, []string{"10.96.0.71"}) || len(got.PortsReleased) != 0 {
+		t.Fatalf("second repair: %+v", got)
+	}
+	if _, ok := ipAddressOf(t, env.client, "10.96.0.71"); ok {
+		t.Fatal("the orphan IPAddress 10.96.0.71 is still there")
+	}
+	leaked := testService("leaked", corev1.ServiceTypeNodePort, 80)
+	leaked.Spec.Ports[0].NodePort = 30071
+	if _, err := svcs.Create(ctx, leaked, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsInvalid(err) {
+		t.Fatalf("node port 30071 was freed before its third repair: %v", err)
+	}
+	if got, err = apiserver.RepairServices(env.server, later); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.PortsReleased, []int{30071}) {
+		t.Fatalf("third repair: %+v", got)
+	}
+	if _, err := svcs.Create(ctx, leaked, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("node port 30071 is not free after its third repair: %v", err)
+	}
+	// Now all is right: a pass changes nothing.
+	if got, err = apiserver.RepairServices(env.server, later); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.IPsClaimed)+len(got.IPsReleased)+len(got.PortsMarked)+len(got.PortsReleased) != 0 {
+		t.Fatalf("a repair of a right state did %+v", got)
 	}
 }
