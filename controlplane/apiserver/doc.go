@@ -38,7 +38,13 @@
 // claimed by creating the networking.k8s.io/v1 IPAddress named by it (one
 // that exists is taken: the create tries another), node ports are a bitmap
 // in /registry/ranges/servicenodeports changed with compare-and-swap, and
-// both are given back when the Service goes or its write fails. Bootstrap
+// both are given back when the Service goes or its write fails. A dry run
+// picks and checks them the same way and claims nothing. A repair
+// (service_repair.go, on start and every three minutes, as kube-apiserver's
+// repair controllers) gives a Service's address its missing IPAddress,
+// deletes an IPAddress a minute old whose Service is gone, and rebuilds the
+// port bitmap from the Services, freeing a leaked port on the third pass
+// that finds it unused. Bootstrap
 // creates the default ServiceCIDR and the kubernetes Service (the range's
 // first address) with an Endpoints and EndpointSlice at
 // Config.AdvertiseAddress; servicecidrs and ipaddresses are served read-only.
