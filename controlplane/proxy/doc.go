@@ -1,0 +1,66 @@
+// Package proxy is the node's service proxy, kube-proxy's nftables mode:
+// an API client (client-go informers on Services and EndpointSlices, never
+// etcd) that programs the kernel through sigs.k8s.io/knftables so that
+// connections to a Service's ClusterIP and NodePort reach its endpoints.
+//
+// It owns one nftables table, family ip, named DefaultTable
+// ("glassplane-proxy"), one per host: the ClusterIPs of two clusters on one
+// host come from the same range, so only one proxy can own the data path,
+// and a table per cluster would let a dead cluster's rules shadow a live
+// one's. The proxy that syncs last owns it. Every sync (after changes, at
+// most once per MinSyncInterval, and every SyncPeriod anyway) rewrites the
+// whole table in one transaction, as kube-proxy's full sync: chains and
+// maps are flushed and refilled, and chains, maps and sets the table holds
+// beyond the desired ones (a deleted Service's, or added by hand) are
+// deleted, so a restart or the next period repairs drift. Affinity sets
+// that stay keep their entries.
+//
+// The table follows kube-proxy's layout: base chains nat-prerouting and
+// nat-output jump to "services", which looks up
+// `ip daddr . meta l4proto . th dport` in the service-ips verdict map and,
+// for any local address (`fib daddr type local`, so the node's addresses
+// and 127.0.0.1), `meta l4proto . th dport` in service-nodeports. Each
+// Service port has a chain service-<hash>-<ns>/<name>/<proto>/<port>
+// balancing over its usable endpoints with `numgen random mod N vmap`, a
+// local-<hash>-... chain with only this node's endpoints when a traffic
+// policy is Local, an external-<hash>-... chain for its NodePort, and an
+// endpoint-<hash>-...__<ip>/<port> chain per endpoint that DNATs. Usable
+// endpoints are the ready ones, or when none is ready the serving ones
+// that are terminating. Masquerading is marked (mark-for-masquerade, bit
+// 0x4000) and done in nat-postrouting: NodePort traffic, ClusterIP traffic
+// from outside the pod CIDR, and hairpin traffic (a pod reaching itself
+// through its Service). sessionAffinity ClientIP keeps an
+// affinity-<hash>-... set per endpoint with the Service's timeout. A
+// Service port without usable endpoints gets an element in
+// no-endpoint-services / no-endpoint-nodeports that the filter chains use
+// to reject new connections (TCP reset, else ICMP host-unreachable), or
+// drop them when a Local policy finds endpoints on other nodes only.
+//
+// Endpoints on 127.0.0.1 (the kubernetes Service when the API server
+// listens on loopback, the cluster DNS) are reached from pods by DNAT
+// alone: the proxy sets net.ipv4.conf.all.route_localnet=1, as
+// kube-proxy's iptables mode does for NodePorts on 127.0.0.1, so the
+// kernel routes a pod's packet to 127.0.0.1 and the reply from 127.0.0.1
+// back out of the pod bridge (conntrack turns its source back into the
+// ClusterIP). The same sysctl lets 127.0.0.1:<nodePort> reach pods. Its
+// risk (CVE-2020-8558: other machines reaching the host's loopback
+// services) is closed as kube-proxy closes it: the filter-input chain
+// drops new connections to 127.0.0.0/8 from outside loopback that were
+// not DNATed by the proxy.
+//
+// When the endpoints programmed for a Service port change, the proxy
+// records a Normal Event EndpointsProgrammed on the Service (source
+// glassplane-proxy, host the node), e.g. "Programmed 2 ready endpoints for
+// 10.96.12.3:80/TCP on node vm (nftables, 3ms)", through client-go's
+// event recorder. Rules lists what the kernel holds for one Service (or
+// the whole table) as nft prints it; the node agent serves that at
+// /glassplane/proxy-rules. The proxy runs as system:kube-proxy (the
+// system:node-proxier ClusterRole) beside the node agent on containerd
+// nodes only; simulated nodes have no data path. DeleteTable removes the
+// table for `glassplane down --purge`. Not done: IPv6, externalIPs and
+// load-balancer IPs, firewall source ranges, and clearing UDP conntrack
+// entries of removed endpoints.
+//
+// This room touches the API through its client and the kernel through
+// nft (one table) and the route_localnet sysctl, nothing else.
+package proxy

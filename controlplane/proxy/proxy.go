@@ -1,0 +1,351 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/knftables"
+)
+
+// Defaults for Config.
+const (
+	// DefaultTable is the nftables table (family ip) the proxy owns.
+	DefaultTable = "glassplane-proxy"
+	// DefaultMinSyncInterval is the least time between two syncs; changes
+	// arriving meanwhile are written together by the next.
+	DefaultMinSyncInterval = 100 * time.Millisecond
+	// DefaultSyncPeriod is how often the table is rewritten without a
+	// change, repairing drift (kube-proxy's --sync-period).
+	DefaultSyncPeriod = 30 * time.Second
+	// User is the proxy's identity, kube-proxy's; the bootstrap policy
+	// binds it to the system:node-proxier ClusterRole.
+	User = "system:kube-proxy"
+	// Component is the Events' source and reportingComponent.
+	Component = "glassplane-proxy"
+	// ReasonEndpointsProgrammed is the Event reason recorded on a Service
+	// when the endpoints programmed for one of its ports change.
+	ReasonEndpointsProgrammed = "EndpointsProgrammed"
+)
+
+// routeLocalnet is the sysctl that lets the kernel route packets to and
+// from 127.0.0.0/8 over other interfaces (kube-proxy's iptables mode sets
+// it for NodePorts on 127.0.0.1).
+const routeLocalnet = "/proc/sys/net/ipv4/conf/all/route_localnet"
+
+// Config is what the proxy of one node programs.
+type Config struct {
+	// NodeName is this node's name: endpoints whose nodeName it is are
+	// local (for the Local traffic policies) and Events carry it as host.
+	NodeName string
+	// PodCIDR is the node's pod network: traffic to a ClusterIP from
+	// elsewhere is masqueraded. Empty masquerades no ClusterIP traffic.
+	PodCIDR string
+	// Table is the nftables table in family ip (DefaultTable).
+	Table string
+	// MinSyncInterval is DefaultMinSyncInterval when zero.
+	MinSyncInterval time.Duration
+	// SyncPeriod is DefaultSyncPeriod when zero.
+	SyncPeriod time.Duration
+	// Logger receives the proxy's logs (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Proxy programs the node's kernel from Services and EndpointSlices.
+// Create it with New and start it with Run.
+type Proxy struct {
+	cfg    Config
+	client kubernetes.Interface
+	nft    knftables.Interface
+	log    *slog.Logger
+	// setSysctl writes a sysctl file (os.WriteFile; a no-op in unit tests).
+	setSysctl func(path, value string) error
+
+	services  corelisters.ServiceLister
+	slices    discoverylisters.EndpointSliceLister
+	recorder  record.EventRecorder
+	wake      chan struct{}
+	lastWrite map[string]programmed // only the sync loop touches it
+
+	mu sync.Mutex // guards lastSync
+	// lastSync is when the last successful sync ended.
+	lastSync time.Time
+}
+
+// New checks that nftables works (nft is installed and may change the
+// kernel's tables) and returns the proxy.
+func New(cfg Config, client kubernetes.Interface) (*Proxy, error) {
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	nft, err := knftables.New(knftables.IPv4Family, cfg.Table)
+	if err != nil {
+		return nil, fmt.Errorf("failed to use nftables for the service proxy: %w", err)
+	}
+	p := newProxy(cfg, client, nft)
+	p.setSysctl = func(path, value string) error { return os.WriteFile(path, []byte(value), 0o644) }
+	return p, nil
+}
+
+func newProxy(cfg Config, client kubernetes.Interface, nft knftables.Interface) *Proxy {
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	if cfg.MinSyncInterval == 0 {
+		cfg.MinSyncInterval = DefaultMinSyncInterval
+	}
+	if cfg.SyncPeriod == 0 {
+		cfg.SyncPeriod = DefaultSyncPeriod
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Proxy{
+		cfg: cfg, client: client, nft: nft, log: cfg.Logger.With("component", "proxy"),
+		setSysctl: func(string, string) error { return nil },
+		wake:      make(chan struct{}, 1),
+		lastWrite: map[string]programmed{},
+	}
+}
+
+// Run watches Services and EndpointSlices and keeps the table in step
+// until ctx ends. Its first sync replaces whatever the table held.
+func (p *Proxy) Run(ctx context.Context) error {
+	if err := p.setSysctl(routeLocalnet, "1"); err != nil {
+		return fmt.Errorf("failed to set %s: %w", routeLocalnet, err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	sink := broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: p.client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	defer sink.Stop()
+	p.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component, Host: p.cfg.NodeName})
+
+	factory := informers.NewSharedInformerFactory(p.client, 0)
+	svcInformer := factory.Core().V1().Services()
+	sliceInformer := factory.Discovery().V1().EndpointSlices()
+	p.services, p.slices = svcInformer.Lister(), sliceInformer.Lister()
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { p.requestSync() },
+		UpdateFunc: func(any, any) { p.requestSync() },
+		DeleteFunc: func(any) { p.requestSync() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{svcInformer.Informer(), sliceInformer.Informer()} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return fmt.Errorf("failed to watch for the service proxy: %w", err)
+		}
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	p.log.Info("waiting for service and endpointslice caches to sync", "table", "ip "+p.cfg.Table)
+	if !cache.WaitForCacheSync(ctx.Done(), svcInformer.Informer().HasSynced, sliceInformer.Informer().HasSynced) {
+		return fmt.Errorf("failed to sync the service proxy's caches: %w", ctx.Err())
+	}
+	p.requestSync()
+	p.loop(ctx)
+	return nil
+}
+
+// requestSync asks the loop for a sync; requests made before it starts
+// are one.
+func (p *Proxy) requestSync() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop syncs on request, at most once per MinSyncInterval, every
+// SyncPeriod anyway, and retries a failed sync after a second.
+func (p *Proxy) loop(ctx context.Context) {
+	period := time.NewTimer(p.cfg.SyncPeriod)
+	defer period.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		case <-period.C:
+		}
+		if wait := p.cfg.MinSyncInterval - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		// Requests that came while waiting are part of this sync.
+		select {
+		case <-p.wake:
+		default:
+		}
+		last = time.Now()
+		if err := p.sync(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("service proxy sync failed, retrying", "err", err)
+			time.AfterFunc(time.Second, p.requestSync)
+		}
+		period.Reset(p.cfg.SyncPeriod)
+	}
+}
+
+// sync writes the whole table from the caches and records an Event for
+// each Service port whose programmed endpoints changed.
+func (p *Proxy) sync(ctx context.Context) error {
+	start := time.Now()
+	services, err := p.services.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	slices, err := p.slices.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	rs := buildRuleset(servicePorts(services, slices), p.cfg.NodeName, p.cfg.PodCIDR)
+	if err := p.apply(ctx, rs); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	p.mu.Lock()
+	p.lastSync = time.Now()
+	p.mu.Unlock()
+	p.log.Debug("service proxy synced", "servicePorts", len(rs.programmed), "rules", len(rs.rules), "took", took)
+	p.recordChanges(rs.programmed, took)
+	return nil
+}
+
+// apply replaces the table's content with rs in one transaction: objects
+// rs has are added when missing, every chain and map is flushed and
+// filled, and chains, maps and sets the table holds beyond rs (a deleted
+// Service's, or added by hand) are deleted. Affinity sets that stay keep
+// their elements.
+func (p *Proxy) apply(ctx context.Context, rs *ruleset) error {
+	existing := map[string][]string{}
+	for _, kind := range []string{"chains", "maps", "sets"} {
+		names, err := p.nft.List(ctx, kind)
+		if err != nil && !knftables.IsNotFound(err) {
+			return fmt.Errorf("failed to list the %s of table %s: %w", kind, p.cfg.Table, err)
+		}
+		existing[kind] = names
+	}
+	tx := p.nft.NewTransaction()
+	tx.Add(&knftables.Table{})
+	want := map[string]bool{}
+	for _, c := range rs.chains {
+		if want["chain "+c.Name] {
+			continue
+		}
+		want["chain "+c.Name] = true
+		tx.Add(c)
+		tx.Flush(&knftables.Chain{Name: c.Name})
+	}
+	for _, m := range rs.maps {
+		want["map "+m.Name] = true
+		tx.Add(m)
+		tx.Flush(&knftables.Map{Name: m.Name})
+	}
+	for _, s := range rs.sets {
+		want["set "+s.Name] = true
+		tx.Add(s)
+	}
+	for _, name := range existing["chains"] {
+		if !want["chain "+name] {
+			tx.Flush(&knftables.Chain{Name: name})
+		}
+	}
+	for _, name := range existing["maps"] {
+		if !want["map "+name] {
+			tx.Flush(&knftables.Map{Name: name})
+		}
+	}
+	for _, r := range rs.rules {
+		tx.Add(r)
+	}
+	for _, e := range rs.elements {
+		tx.Add(e)
+	}
+	for _, name := range existing["maps"] {
+		if !want["map "+name] {
+			tx.Delete(&knftables.Map{Name: name})
+		}
+	}
+	for _, name := range existing["sets"] {
+		if !want["set "+name] {
+			tx.Delete(&knftables.Set{Name: name})
+		}
+	}
+	for _, name := range existing["chains"] {
+		if !want["chain "+name] {
+			tx.Delete(&knftables.Chain{Name: name})
+		}
+	}
+	if err := p.nft.Run(ctx, tx); err != nil {
+		return fmt.Errorf("failed to write table %s: %w", p.cfg.Table, err)
+	}
+	return nil
+}
+
+// recordChanges records EndpointsProgrammed on each Service whose port's
+// programmed endpoints differ from the last successful sync's.
+func (p *Proxy) recordChanges(now map[string]programmed, took time.Duration) {
+	for key, pr := range now {
+		before, seen := p.lastWrite[key]
+		if seen && before.terminating == pr.terminating && slices.Equal(before.endpoints, pr.endpoints) {
+			continue
+		}
+		if p.recorder == nil {
+			continue
+		}
+		sp := pr.servicePort
+		kind := "ready"
+		if pr.terminating {
+			kind = "terminating"
+		}
+		ref := &corev1.ObjectReference{Kind: "Service", APIVersion: "v1", Namespace: sp.Namespace, Name: sp.Name}
+		if svc, err := p.services.Services(sp.Namespace).Get(sp.Name); err == nil {
+			ref.UID, ref.ResourceVersion = svc.UID, svc.ResourceVersion
+		}
+		p.recorder.Eventf(ref, corev1.EventTypeNormal, ReasonEndpointsProgrammed,
+			"Programmed %d %s endpoints for %s:%d/%s on node %s (nftables, %s)",
+			len(pr.endpoints), kind, sp.ClusterIP, sp.Port, sp.Protocol, p.cfg.NodeName, took.Round(100*time.Microsecond))
+	}
+	p.lastWrite = now
+}
+
+// DeleteTable removes the proxy's table (DefaultTable when table is
+// empty) from the kernel, for `glassplane down --purge`. A table that is
+// not there is not an error; it reports whether one was removed.
+func DeleteTable(ctx context.Context, table string) (bool, error) {
+	if table == "" {
+		table = DefaultTable
+	}
+	nft, err := knftables.New(knftables.IPv4Family, table)
+	if err != nil {
+		return false, fmt.Errorf("failed to use nftables: %w", err)
+	}
+	tx := nft.NewTransaction()
+	tx.Delete(&knftables.Table{})
+	if err := nft.Run(ctx, tx); err != nil {
+		if knftables.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("failed to delete table ip %s: %w", table, err)
+	}
+	return true, nil
+}
