@@ -64,6 +64,14 @@ func i18nPages() map[string]templ.Component {
 		"past object": ObjectPage(layout(PageObject), past),
 		"gone object": ObjectPage(layout(PageObject), Object{Resource: "pods", Namespace: "default", Name: "x", Kind: "Pod",
 			Incarnations: []Incarnation{{UID: "u2", Href: "/x", Current: true}}}),
+		"service": ObjectPage(layout(PageObject), Object{Resource: "services", Namespace: "default", Name: "x", Kind: "Service", Found: true,
+			Service: &Service{Type: "ClusterIP", ClusterIPs: []string{"10.96.0.20"}, SessionAffinity: "None",
+				Ports:  []ServicePort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "8080"}},
+				Slices: []EndpointSlice{{Name: "x-abcde", Href: "/x", AddressType: "IPv4"}, {Name: "x-fghij", Href: "/x", AddressType: "IPv4", Endpoints: []Endpoint{{Addresses: []string{"10.88.0.5"}, Pod: "x", Ready: "true", Serving: "true", Terminating: "false"}}}},
+				DNS:    []DNSName{{Name: "x", Type: "A", Answer: "10.96.0.20", Note: "short form", NoteKey: "service.dns.short"}},
+				Rules:  []NodeRules{{Node: "node1", Href: "/x", Error: "no"}}}}),
+		"service, simulated": ObjectPage(layout(PageObject), Object{Resource: "services", Namespace: "default", Name: "x", Kind: "Service", Found: true,
+			Service: &Service{Type: "ClusterIP", Selector: nil}}),
 		"requests": RequestsPage(layout(PageRequests), Requests{}),
 		"request rows": RequestsPage(layout(PageRequests), Requests{Rows: []RequestRow{{Seq: 1, Verb: "create",
 			Stages:    []Stage{{Name: "authentication", State: "ok"}, {Name: "admission", State: "ok"}, {Name: "etcd", State: "ok"}},
@@ -96,6 +104,8 @@ func i18nPages() map[string]templ.Component {
 var kubernetesWords = map[string]bool{
 	"cpu": true, "taints": true, "+ms": true, "filter": true, "uid": true, "resourceVersion": true, "pod": true,
 	"create revision": true, "mod revision": true, "version": true, "kind": true, "etcd": true,
+	"type": true, "clusterIPs": true, "selector": true, "sessionAffinity": true, "port": true, "protocol": true,
+	"targetPort": true, "nodePort": true, "ready": true, "serving": true, "terminating": true,
 	"mypod": true, "x": true, "node1": true, "NodeResourcesFit": true, "TaintToleration": true, "/registry/pods/default/mypod": true,
 }
 

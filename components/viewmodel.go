@@ -224,6 +224,9 @@ type Object struct {
 	// Incarnations are the other objects of the same name the timeline
 	// knows of (deleted and created again), oldest first.
 	Incarnations []Incarnation
+	// Service is what a Service's page shows beside the stored object,
+	// read through the API as the page's user; nil for other kinds.
+	Service *Service
 }
 
 // Incarnation is another object of the same name, before or after the one
@@ -593,4 +596,89 @@ type DemoLine struct {
 	Narration string `json:"narration"`
 	Result    string `json:"result,omitempty"`
 	Error     string `json:"error,omitempty"`
+}
+
+// Service is a Service's page: the Service as the API serves it, its
+// EndpointSlices, its DNS names and, per real node, the service proxy's
+// rules. Each part the user may not read (or the API did not answer)
+// carries the API's message instead.
+type Service struct {
+	// Error is why the Service itself could not be read.
+	Error string
+	Type  string
+	// ClusterIPs are spec.clusterIPs ("None" for a headless Service).
+	ClusterIPs            []string
+	Headless              bool
+	ExternalName          string
+	SessionAffinity       string
+	ExternalTrafficPolicy string
+	InternalTrafficPolicy string
+	Ports                 []ServicePort
+	// Selector is spec.selector as key=value, sorted.
+	Selector []string
+	Slices   []EndpointSlice
+	// SlicesError is why the EndpointSlices could not be listed.
+	SlicesError string
+	DNS         []DNSName
+	// RealNodes is set when some node runs a real data path (containerd);
+	// Rules then holds each such node's rules. NodesError is why the nodes
+	// could not be listed.
+	RealNodes  bool
+	NodesError string
+	Rules      []NodeRules
+}
+
+// ServicePort is one of spec.ports.
+type ServicePort struct {
+	Name       string
+	Protocol   string
+	Port       int32
+	TargetPort string
+	// NodePort is 0 when the Service has none.
+	NodePort int32
+}
+
+// EndpointSlice is one EndpointSlice of a Service.
+type EndpointSlice struct {
+	Name        string
+	Href        string
+	AddressType string
+	// Ports are the slice's ports as name:port/protocol.
+	Ports     []string
+	Endpoints []Endpoint
+}
+
+// Endpoint is one endpoint of a slice: its addresses, the pod behind it
+// and its conditions ("true", "false" or "unknown" when unset).
+type Endpoint struct {
+	Addresses   []string
+	Pod         string
+	PodHref     string
+	Node        string
+	NodeHref    string
+	Hostname    string
+	Ready       string
+	Serving     string
+	Terminating string
+}
+
+// DNSName is a name cluster DNS answers for the Service.
+type DNSName struct {
+	Name string
+	// Type is the record type: A, AAAA, SRV or CNAME.
+	Type string
+	// Answer is what the record holds, when the page knows it.
+	Answer string
+	// Note says which form it is ("short form, from the same namespace").
+	Note    string
+	NoteKey string
+}
+
+// NodeRules is the service proxy's rules for the Service on one node, or
+// why they are not available.
+type NodeRules struct {
+	Node  string
+	Href  string
+	Rules string
+	Error string
 }

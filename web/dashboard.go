@@ -74,6 +74,9 @@ type Dashboard struct {
 	demoRuns demoRuns
 	// access decides what logged-in users may read.
 	access *access
+	// api is the typed client a page reads the API with as its user
+	// (clientFor).
+	api apiClient
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -94,6 +97,7 @@ func New(cfg Config) (*Dashboard, error) {
 		}
 	}
 	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions(), hosts: newHostPolicy(cfg.Listen, cfg.AcceptHosts)}
+	d.api = d.clientFor
 	if cfg.LinkUser != "" {
 		l, err := newAdminLink(cfg.URL, cfg.LinkFile)
 		if err != nil {

@@ -159,10 +159,15 @@ func (d *Dashboard) restConfigFor(u *identity) *rest.Config {
 
 // kubeClient is a typed client acting as the request's user.
 func (d *Dashboard) kubeClient(c *echo.Context) (kubernetes.Interface, error) {
+	return d.clientFor(c.Request())
+}
+
+// clientFor is a typed client acting as r's user.
+func (d *Dashboard) clientFor(r *http.Request) (kubernetes.Interface, error) {
 	if d.cfg.RESTConfig == nil {
 		return nil, errNoAPI
 	}
-	return kubernetes.NewForConfig(d.restConfigFor(d.userOf(c.Request())))
+	return kubernetes.NewForConfig(d.restConfigFor(d.userOf(r)))
 }
 
 // dynamicFor is a dynamic client acting as u.

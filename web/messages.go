@@ -74,7 +74,9 @@ type Message struct {
 	Code    int          `json:"code,omitempty"`
 	Failed  bool         `json:"failed,omitempty"`
 	Stages  []StageState `json:"stages,omitempty"`
-	// Phase and NodeName summarise a pod; Ready a node.
+	// Phase, NodeName and Ready (its Ready condition, empty when it has
+	// none) summarise a pod; Ready a node. On a core Event, NodeName is
+	// the host whose component reported it (source.host).
 	Phase    string `json:"phase,omitempty"`
 	NodeName string `json:"nodeName,omitempty"`
 	Ready    string `json:"ready,omitempty"`
@@ -183,6 +185,9 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 	switch sum.Kind {
 	case "Pod":
 		w.Phase, w.NodeName = summaryPhase(&sum), sum.Spec.NodeName
+		if hasCondition(&sum, string(corev1.PodReady)) {
+			w.Ready = summaryReady(&sum)
+		}
 	case "Node":
 		w.Ready = summaryReady(&sum)
 	}
@@ -236,8 +241,8 @@ func summaryPhase(s *objectSummary) string {
 	return s.Status.Phase
 }
 
-// summaryReady is the status of a node's Ready condition (Unknown when it
-// has none), from its summary.
+// summaryReady is the status of a node's or pod's Ready condition (Unknown
+// when it has none), from its summary.
 func summaryReady(s *objectSummary) string {
 	for _, c := range s.Status.Conditions {
 		if c.Type == string(corev1.NodeReady) {
@@ -245,6 +250,16 @@ func summaryReady(s *objectSummary) string {
 		}
 	}
 	return string(corev1.ConditionUnknown)
+}
+
+// hasCondition tells whether the summary's status has a condition of type t.
+func hasCondition(s *objectSummary, t string) bool {
+	for _, c := range s.Status.Conditions {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 func watchType(ev storage.Event) string {
@@ -268,7 +283,8 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 		Namespace: io.Namespace, Name: io.Name,
 		Component: eventComponent(e), Timestamp: timestamp(eventTime(e)),
 		Action: e.Reason, Message: e.Message, Background: eventBackground(e),
-		scope: readScope{kind: scopeObject, resource: "events", namespace: e.Namespace},
+		NodeName: e.Source.Host,
+		scope:    readScope{kind: scopeObject, resource: "events", namespace: e.Namespace},
 	}
 	if resource != "" {
 		m.Href = objectHref(resource, io.Namespace, io.Name)

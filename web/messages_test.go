@@ -37,6 +37,11 @@ func TestStorageMessages(t *testing.T) {
 		ev:       put("/registry/pods/default/old", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"old","namespace":"default","deletionTimestamp":"2026-12-02T06:00:00Z"},"spec":{"nodeName":"vm"},"status":{"phase":"Running"}}`),
 		wantType: MessageWatch, kind: "Pod", phase: "Terminating", node: "vm", object: `"old"`,
 	}, {
+		name: "ready pod",
+		ev: put("/registry/pods/default/web", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"default"},
+			"spec":{"nodeName":"vm"},"status":{"phase":"Running","conditions":[{"type":"ContainersReady","status":"False"},{"type":"Ready","status":"True"}]}}`),
+		wantType: MessageWatch, kind: "Pod", phase: "Running", node: "vm", ready: "True", object: `"Ready"`,
+	}, {
 		name:     "node ready",
 		ev:       put("/registry/minions/vm", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"vm"},"status":{"conditions":[{"type":"MemoryPressure","status":"False"},{"type":"Ready","status":"True"}]}}`),
 		wantType: MessageWatch, kind: "Node", ready: "True", object: `"Ready"`,

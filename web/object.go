@@ -18,7 +18,9 @@ import (
 
 // object serves /objects/<resource>/[<namespace>/]<name>: the stored object
 // and its timeline (timeline.go), which follows it by uid; ?uid= shows an
-// earlier object of the name instead. With ?format=json or ?format=yaml it
+// earlier object of the name instead. A Service's page also shows what the
+// API serves about it as the user (service.go); ?part=service answers that
+// part alone, for the page's live updates. With ?format=json or ?format=yaml it
 // answers the stored object alone (secrets masked). A logged-in user needs
 // get on the object's resource in its namespace, and sees only the Events,
 // requests, owners and dependents they may read.
@@ -105,6 +107,14 @@ func (d *Dashboard) object(c *echo.Context) error {
 	}
 	if uid := c.QueryParam("uid"); uid != "" && uid != vm.UID {
 		vm = pastIncarnation(vm, uid)
+	} else if vm.Found && vm.Kind == "Service" {
+		vm.Service = d.serviceView(ctx, c.Request(), namespace, name)
+	}
+	if c.QueryParam("part") == "service" {
+		if vm.Service == nil {
+			return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s %q is not a stored Service", resource, name))
+		}
+		return render(c, http.StatusOK, components.ServiceView(*vm.Service))
 	}
 	// The Events are decoded once for the object and all its dependents.
 	about := newEventIndex(events.Items, recordedTimes(d.cfg.Audit))

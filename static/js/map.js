@@ -54,6 +54,9 @@ const STEP_MS = 900;
 const MIN_STEP_MS = 120;
 const MAX_LAG_MS = 1000;
 const RUNTIME_REASONS = new Set(["Pulling", "Pulled", "Created", "Started"]);
+// PROGRAMMED is the reason of the Event a node's service proxy records on
+// a Service when it programmed the Service's endpoints.
+const PROGRAMMED = "EndpointsProgrammed";
 
 // Geometry shared with components/format.go.
 const NODE_Y = 272, NODE_W = 220, NODE_H = 212, NODE_GAP = 24, MIN_WIDTH = 1000, HEIGHT = 500, PODS_PER_ROW = 10;
@@ -294,6 +297,8 @@ class ClusterMap {
       steps.push({ kind: "bind", from, to: "apiserver", label: `bind ${m.name}`, vars });
     } else if (from.startsWith("node:") && m.resource === "pods" && m.subresource === "status") {
       steps.push({ kind: "status", from, to: "apiserver", label: `${m.verb} pods/status ${m.name}`, vars });
+    } else if (from === "controller-manager" && m.resource === "endpointslices") {
+      steps.push({ kind: "endpointslice", from, to: "apiserver", label: `${m.action} ${target}`, vars });
     } else if (from === "controller-manager") {
       steps.push({ kind: "controller", from, to: "apiserver", label: `${m.action} ${target}`, vars });
     } else {
@@ -319,15 +324,15 @@ class ClusterMap {
     const key = podKey(m);
     const prev = this.pods.get(key);
     const steps = [];
-    const vars = { pod: m.name, node: m.nodeName || prev?.node || "", phase: m.phase, rev: m.revision };
+    const vars = { pod: m.name, node: m.nodeName || prev?.node || "", phase: m.phase, rev: m.revision, namespace: m.namespace };
     let running = false;
     if (m.eventType === "DELETED") {
       this.pods.delete(key);
       this.started.delete(key);
       steps.push({ kind: "deleted", from: "apiserver", to: "dashboard", label: `${m.name} deleted`, vars, pod: m });
     } else {
-      const node = m.nodeName || "", phase = m.phase || "Pending";
-      this.pods.set(key, { node, phase });
+      const node = m.nodeName || "", phase = m.phase || "Pending", ready = m.ready || "";
+      this.pods.set(key, { node, phase, ready });
       if (!prev && !node) {
         steps.push({ kind: "watch-scheduler", from: "apiserver", to: "scheduler", label: `watch: ${m.name} needs a node`, vars });
       }
@@ -338,6 +343,12 @@ class ClusterMap {
       if ((prev && prev.phase !== phase) || (!prev && phase !== "Pending")) {
         running = phase === "Running";
         steps.push({ kind: running ? "running" : "phase", from: "apiserver", to: "dashboard", label: `${m.name} ${phase}`, vars, pod: m });
+      }
+      // The first link of the endpoints chain: the EndpointSlice
+      // controller watches pods, and a pod turning Ready (or not) changes
+      // the endpoints of the Services that select it.
+      if (prev && (prev.ready || "") !== ready && (ready === "True" || prev.ready === "True")) {
+        steps.push({ kind: ready === "True" ? "pod-ready" : "pod-unready", from: "apiserver", to: "controller-manager", label: `watch: ${m.name} ${ready === "True" ? "Ready" : "not Ready"}`, vars });
       }
     }
     // When steps come faster than they can be animated, the pods' dots
@@ -362,6 +373,16 @@ class ClusterMap {
   }
 
   onEvent(m) {
+    if (m.kind === "Service" && m.action === PROGRAMMED && m.nodeName) {
+      // The last link: the node's service proxy watched the EndpointSlice
+      // and programmed the node's rules, and says so in an Event.
+      const node = m.nodeName;
+      this.ensureNode(node);
+      const vars = { service: m.name, namespace: m.namespace, node, message: m.message };
+      this.hold([{ kind: "endpoints-programmed", from: `node:${node}`, to: "apiserver", label: `${PROGRAMMED} ${m.name} on ${node}`, vars }], { deadline: 0 });
+      this.release();
+      return;
+    }
     if (m.kind !== "Pod") return;
     const key = podKey(m);
     const node = this.pods.get(key)?.node || "";

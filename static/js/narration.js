@@ -71,6 +71,22 @@ const TEXTS = {
     en: "The controller manager ({user}) works through the API server like everyone else: “{action}” on {object}, to keep the cluster at the state you declared.",
     ko: "컨트롤러 매니저({user})도 다른 컴포넌트처럼 API 서버를 통해 {object}에 “{action}” 작업을 수행합니다. 사용자가 선언한 상태를 유지하기 위해서입니다.",
   },
+  "pod-ready": {
+    en: "Pod {pod} on {node} is Ready: its readiness probe (or its containers' start) says it can take traffic. The EndpointSlice controller watches pods, so it hears of it from the API server and will add the pod to the endpoints of every Service whose selector matches it.",
+    ko: "{node} 노드의 pod {pod}가 Ready 상태가 되었습니다. 이제 트래픽을 받을 수 있다는 뜻입니다. pod를 watch 하는 EndpointSlice 컨트롤러가 API 서버로부터 이 변화를 전달받고, 셀렉터가 이 pod를 가리키는 Service의 엔드포인트에 pod를 추가합니다.",
+  },
+  "pod-unready": {
+    en: "Pod {pod} is no longer Ready. The EndpointSlice controller hears of it and marks the pod's endpoint not ready, so the Services that select it stop sending it new connections.",
+    ko: "pod {pod}가 더 이상 Ready 상태가 아닙니다. EndpointSlice 컨트롤러가 이를 전달받아 해당 엔드포인트를 준비되지 않음으로 표시하고, 이 pod를 선택한 Service는 더 이상 새 연결을 보내지 않습니다.",
+  },
+  endpointslice: {
+    en: "The EndpointSlice controller writes {object} (“{action}”): the Service's endpoints, each a pod's IP with its ready, serving and terminating conditions. It goes through the API server like every other write, and every node's service proxy watches EndpointSlices.",
+    ko: "EndpointSlice 컨트롤러가 {object}을(를) 기록합니다(“{action}”). Service의 엔드포인트 목록으로, 각 항목은 pod의 IP와 ready, serving, terminating 상태입니다. 다른 쓰기와 마찬가지로 API 서버를 거치며, 모든 노드의 서비스 프록시가 EndpointSlice를 watch 하고 있습니다.",
+  },
+  "endpoints-programmed": {
+    en: "The service proxy on {node} saw the new endpoints of Service {namespace}/{service} and reprogrammed the node's packet rules, so connections to the Service now go to the ready pods: {message}",
+    ko: "{node} 노드의 서비스 프록시가 Service {namespace}/{service}의 새 엔드포인트를 보고 노드의 패킷 규칙을 다시 설정했습니다. 이제 Service로 가는 연결은 Ready 상태인 pod로 전달됩니다: {message}",
+  },
   "failed-scheduling": {
     en: "The scheduler found no node for {pod}: {message}",
     ko: "스케줄러가 pod {pod}를 배치할 노드를 찾지 못했습니다: {message}",
