@@ -8,11 +8,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -25,6 +27,7 @@ import (
 var (
 	podsResource        = corev1.SchemeGroupVersion.WithResource("pods")
 	nodesResource       = corev1.SchemeGroupVersion.WithResource("nodes")
+	servicesResource    = corev1.SchemeGroupVersion.WithResource("services")
 	eventsResource      = corev1.SchemeGroupVersion.WithResource("events")
 	leasesResource      = coordinationv1.SchemeGroupVersion.WithResource("leases")
 	replicaSetsResource = appsv1.SchemeGroupVersion.WithResource("replicasets")
@@ -41,7 +44,8 @@ const simNode = "sim-1"
 // selectors, preferred node affinity, preemption), the node agents (a pod
 // runs, or crash-loops when its command exits 1; a node of a demo has no
 // agent), the deployment controller (a ReplicaSet and the pods, rolled
-// out; deleted with the Deployment), the node lifecycle controller (a
+// out; deleted with the Deployment), the EndpointSlice controller (a
+// Service's running pods, listed), the node lifecycle controller (a
 // demo node whose Lease is not renewed goes Unknown, is tainted and its
 // pods evicted and replaced) and RBAC for DemoUser (through actAs).
 type fakeCluster struct {
@@ -71,6 +75,13 @@ func newFakeCluster() *fakeCluster {
 			}
 		}
 		return false, nil, nil
+	})
+	c.PrependReactor("create", "services", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		a.(clienttesting.CreateAction).GetObject().(*corev1.Service).Spec.ClusterIP = "10.96.0.20"
+		return false, nil, nil
+	})
+	c.PrependReactor("list", "endpointslices", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return true, c.endpointSlices(a.GetNamespace()), nil
 	})
 	c.PrependReactor("get", "nodes", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if n := c.silenced(a.(clienttesting.GetAction).GetName()); n != nil {
@@ -103,6 +114,38 @@ func (c *fakeCluster) actAs(user string) (kubernetes.Interface, error) {
 		return true, p, c.tracker.Create(podsResource, p, a.GetNamespace())
 	})
 	return as, nil
+}
+
+// endpointSlices plays the EndpointSlice controller: one slice per
+// Service in ns with a selector, listing the running pods it selects
+// (ready unless being deleted).
+func (c *fakeCluster) endpointSlices(ns string) *discoveryv1.EndpointSliceList {
+	out := &discoveryv1.EndpointSliceList{}
+	list, err := c.tracker.List(servicesResource, corev1.SchemeGroupVersion.WithKind("Service"), ns)
+	if err != nil {
+		return out
+	}
+	for _, svc := range list.(*corev1.ServiceList).Items {
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		sl := discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: svc.Name + "-abcde", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+		}
+		for _, p := range c.pods(func(p *corev1.Pod) bool {
+			return p.Namespace == ns && p.Status.Phase == corev1.PodRunning && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels))
+		}) {
+			ready := p.DeletionTimestamp == nil
+			sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{
+				Addresses: []string{p.Status.PodIP}, NodeName: ptr.To(p.Spec.NodeName),
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready), Serving: ptr.To(ready), Terminating: ptr.To(!ready)},
+				TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.Name, UID: p.UID},
+			})
+		}
+		out.Items = append(out.Items, sl)
+	}
+	return out
 }
 
 // pods lists the pods that match.

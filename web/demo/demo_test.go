@@ -55,7 +55,7 @@ func TestScriptsShape(t *testing.T) {
 			checkText(t, "where in default", Where(d, "default"))
 		})
 	}
-	for _, want := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied"} {
+	for _, want := range []string{"pod-lifecycle", "deployment-rollout", "unschedulable", "toleration", "preemption", "crash-loop", "node-failure", "rbac-denied", "service-dns"} {
 		if !seen[want] {
 			t.Errorf("no demo %s", want)
 		}
@@ -85,6 +85,7 @@ func TestNewDemosNameTheirMechanisms(t *testing.T) {
 		{"preemption", []string{"PriorityClass", "DefaultPreemption", "Preempted", "nominatedNodeName"}},
 		{"node-failure", []string{"kube-node-lease", "Kubelet stopped posting node status.", "node.kubernetes.io/unreachable", "TaintManagerEviction"}},
 		{"crash-loop", []string{"exit 1", "restartCount", "CrashLoopBackOff", "Back-off restarting failed container"}},
+		{"service-dns", []string{"kubectl expose", "kubernetes.io/service-name=hello", "svc.cluster.local", "10.96.0.10", "EndpointsProgrammed", "terminating"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.demo, func(t *testing.T) {
