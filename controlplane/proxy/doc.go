@@ -7,13 +7,17 @@
 // ("glassplane-proxy"), one per host: the ClusterIPs of two clusters on one
 // host come from the same range, so only one proxy can own the data path,
 // and a table per cluster would let a dead cluster's rules shadow a live
-// one's. The proxy that syncs last owns it. Every sync (after changes, at
-// most once per MinSyncInterval, and every SyncPeriod anyway) rewrites the
-// whole table in one transaction, as kube-proxy's full sync: chains and
-// maps are flushed and refilled, and chains, maps and sets the table holds
-// beyond the desired ones (a deleted Service's, or added by hand) are
-// deleted, so a restart or the next period repairs drift. Affinity sets
-// that stay keep their entries.
+// one's. The proxy that syncs last owns it. Each sync (after changes, at
+// most once per MinSyncInterval) builds the whole desired table from the
+// informers' caches and writes it in one knftables transaction, as
+// kube-proxy's nftables mode: the first sync, one every SyncPeriod (an
+// hour) and the one after a failure delete and recreate the table, so
+// nothing else stays in it (rules added by hand, a previous run's
+// chains); the others write only the difference from what the proxy wrote
+// last (new, changed and stale chains, map elements and affinity sets),
+// so a change to one Service costs about the same with 10 or 1,000
+// Services (BenchmarkProxySync: ~200 ms per sync at 1,000 Services × 10
+// endpoints, most of it building the desired table).
 //
 // The table follows kube-proxy's layout: base chains nat-prerouting and
 // nat-output jump to "services", which looks up

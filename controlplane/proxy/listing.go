@@ -37,10 +37,16 @@ func (p *Proxy) Rules(ctx context.Context, namespace, name string) (string, erro
 			fmt.Fprintf(&b, "map %s: %s : %s comment %q\n", m, strings.Join(e.Key, " . "), strings.Join(e.Value, " . "), *e.Comment)
 		}
 	}
-	chains, err := p.nft.List(ctx, "chains")
-	if err != nil && !knftables.IsNotFound(err) {
-		return "", fmt.Errorf("failed to list chains of table %s: %w", p.cfg.Table, err)
+	// The chain names come from what the proxy wrote (listing every chain
+	// of a large table takes nft seconds); their rules from the kernel.
+	var chains []string
+	p.mu.Lock()
+	if p.written != nil {
+		for c := range p.written.chains {
+			chains = append(chains, c)
+		}
 	}
+	p.mu.Unlock()
 	sort.Strings(chains)
 	for _, c := range serviceChains(chains, namespace, name) {
 		out, err := nftText(ctx, "list", "chain", "ip", p.cfg.Table, c)

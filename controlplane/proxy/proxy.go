@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,9 +30,10 @@ const (
 	// DefaultMinSyncInterval is the least time between two syncs; changes
 	// arriving meanwhile are written together by the next.
 	DefaultMinSyncInterval = 100 * time.Millisecond
-	// DefaultSyncPeriod is how often the table is rewritten without a
-	// change, repairing drift (kube-proxy's --sync-period).
-	DefaultSyncPeriod = 30 * time.Second
+	// DefaultSyncPeriod is how often the table is rewritten whole even
+	// without a change, repairing drift (kube-proxy's nftables mode: an
+	// hour).
+	DefaultSyncPeriod = time.Hour
 	// User is the proxy's identity, kube-proxy's; the bootstrap policy
 	// binds it to the system:node-proxier ClusterRole.
 	User = "system:kube-proxy"
@@ -75,15 +77,18 @@ type Proxy struct {
 	// setSysctl writes a sysctl file (os.WriteFile; a no-op in unit tests).
 	setSysctl func(path, value string) error
 
-	services  corelisters.ServiceLister
-	slices    discoverylisters.EndpointSliceLister
-	recorder  record.EventRecorder
-	wake      chan struct{}
-	lastWrite map[string]programmed // only the sync loop touches it
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	recorder record.EventRecorder
+	wake     chan struct{}
+	// lastWrite is the sync loop's own: what each Service port was last
+	// programmed with.
+	lastWrite map[string]programmed
 
-	mu sync.Mutex // guards lastSync
-	// lastSync is when the last successful sync ended.
-	lastSync time.Time
+	mu sync.Mutex // guards written
+	// written is the table as last written; nil when the next sync must
+	// rewrite it whole. Only the sync loop changes it.
+	written *tableState
 }
 
 // New checks that nftables works (nft is installed and may change the
@@ -168,18 +173,21 @@ func (p *Proxy) requestSync() {
 	}
 }
 
-// loop syncs on request, at most once per MinSyncInterval, every
-// SyncPeriod anyway, and retries a failed sync after a second.
+// loop syncs on request, at most once per MinSyncInterval, rewrites the
+// table whole every SyncPeriod, and retries a failed sync (whole) after a
+// second.
 func (p *Proxy) loop(ctx context.Context) {
 	period := time.NewTimer(p.cfg.SyncPeriod)
 	defer period.Stop()
 	var last time.Time
 	for {
+		full := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-p.wake:
 		case <-period.C:
+			full = true
 		}
 		if wait := p.cfg.MinSyncInterval - time.Since(last); wait > 0 {
 			select {
@@ -194,20 +202,22 @@ func (p *Proxy) loop(ctx context.Context) {
 		default:
 		}
 		last = time.Now()
-		if err := p.sync(ctx); err != nil {
+		if err := p.sync(ctx, full); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			p.log.Warn("service proxy sync failed, retrying", "err", err)
 			time.AfterFunc(time.Second, p.requestSync)
 		}
-		period.Reset(p.cfg.SyncPeriod)
+		if full {
+			period.Reset(p.cfg.SyncPeriod)
+		}
 	}
 }
 
-// sync writes the whole table from the caches and records an Event for
-// each Service port whose programmed endpoints changed.
-func (p *Proxy) sync(ctx context.Context) error {
+// sync writes the table from the caches (whole with full) and records an
+// Event for each Service port whose programmed endpoints changed.
+func (p *Proxy) sync(ctx context.Context, full bool) error {
 	start := time.Now()
 	services, err := p.services.List(labels.Everything())
 	if err != nil {
@@ -218,87 +228,146 @@ func (p *Proxy) sync(ctx context.Context) error {
 		return err
 	}
 	rs := buildRuleset(servicePorts(services, slices), p.cfg.NodeName, p.cfg.PodCIDR)
-	if err := p.apply(ctx, rs); err != nil {
+	if err := p.apply(ctx, rs, full); err != nil {
 		return err
 	}
 	took := time.Since(start)
-	p.mu.Lock()
-	p.lastSync = time.Now()
-	p.mu.Unlock()
-	p.log.Debug("service proxy synced", "servicePorts", len(rs.programmed), "rules", len(rs.rules), "took", took)
+	p.log.Debug("service proxy synced", "full", full, "servicePorts", len(rs.programmed), "rules", len(rs.rules), "took", took)
 	p.recordChanges(rs.programmed, took)
 	return nil
 }
 
-// apply replaces the table's content with rs in one transaction: objects
-// rs has are added when missing, every chain and map is flushed and
-// filled, and chains, maps and sets the table holds beyond rs (a deleted
-// Service's, or added by hand) are deleted. Affinity sets that stay keep
-// their elements.
-func (p *Proxy) apply(ctx context.Context, rs *ruleset) error {
-	existing := map[string][]string{}
-	for _, kind := range []string{"chains", "maps", "sets"} {
-		names, err := p.nft.List(ctx, kind)
-		if err != nil && !knftables.IsNotFound(err) {
-			return fmt.Errorf("failed to list the %s of table %s: %w", kind, p.cfg.Table, err)
-		}
-		existing[kind] = names
-	}
-	tx := p.nft.NewTransaction()
-	tx.Add(&knftables.Table{})
-	want := map[string]bool{}
+// tableState is what the proxy last wrote to its table, to write only
+// the difference next time.
+type tableState struct {
+	chains   map[string]*knftables.Chain
+	rules    map[string][]string          // chain → its rules
+	elements map[string]map[string]string // map → key → value
+	sets     map[string]*knftables.Set
+}
+
+func stateOf(rs *ruleset) *tableState {
+	st := &tableState{chains: map[string]*knftables.Chain{}, rules: map[string][]string{}, elements: map[string]map[string]string{}, sets: map[string]*knftables.Set{}}
 	for _, c := range rs.chains {
-		if want["chain "+c.Name] {
-			continue
-		}
-		want["chain "+c.Name] = true
-		tx.Add(c)
-		tx.Flush(&knftables.Chain{Name: c.Name})
+		st.chains[c.Name] = c
+	}
+	for _, r := range rs.rules {
+		st.rules[r.Chain] = append(st.rules[r.Chain], r.Rule)
 	}
 	for _, m := range rs.maps {
-		want["map "+m.Name] = true
-		tx.Add(m)
-		tx.Flush(&knftables.Map{Name: m.Name})
+		st.elements[m.Name] = map[string]string{}
+	}
+	for _, e := range rs.elements {
+		st.elements[e.Map][strings.Join(e.Key, " . ")] = strings.Join(e.Value, " . ")
 	}
 	for _, s := range rs.sets {
-		want["set "+s.Name] = true
-		tx.Add(s)
+		st.sets[s.Name] = s
 	}
-	for _, name := range existing["chains"] {
-		if !want["chain "+name] {
+	return st
+}
+
+// apply writes rs to the table in one transaction. The first time (and
+// with full) it deletes and recreates the table, so nothing else stays in
+// it (a deleted Service's chains, rules added by hand); after that it
+// writes only what differs from what it wrote last, as kube-proxy's
+// partial syncs: a change to one Service touches that Service's chains
+// and map elements, so the time of a sync does not grow with the number
+// of Services.
+func (p *Proxy) apply(ctx context.Context, rs *ruleset, full bool) error {
+	want := stateOf(rs)
+	p.mu.Lock()
+	old := p.written
+	p.written = nil
+	p.mu.Unlock()
+	tx := p.nft.NewTransaction()
+	if full || old == nil {
+		tx.Add(&knftables.Table{})
+		tx.Delete(&knftables.Table{})
+		tx.Add(&knftables.Table{})
+		for _, c := range rs.chains {
+			tx.Add(c)
+		}
+		for _, m := range rs.maps {
+			tx.Add(m)
+		}
+		for _, s := range rs.sets {
+			tx.Add(s)
+		}
+		for _, r := range rs.rules {
+			tx.Add(r)
+		}
+		for _, e := range rs.elements {
+			tx.Add(e)
+		}
+	} else {
+		p.writeDifference(tx, rs, old, want)
+	}
+	if tx.NumOperations() > 0 {
+		if err := p.nft.Run(ctx, tx); err != nil {
+			return fmt.Errorf("failed to write table %s: %w", p.cfg.Table, err)
+		}
+	}
+	p.mu.Lock()
+	p.written = want
+	p.mu.Unlock()
+	return nil
+}
+
+// writeDifference adds to tx what turns the table from old into want, in
+// an order the kernel accepts: new sets and chains first, stale map
+// elements out, changed chains rewritten, new elements in, then stale
+// chains emptied and deleted, and stale sets deleted.
+func (p *Proxy) writeDifference(tx *knftables.Transaction, rs *ruleset, old, want *tableState) {
+	for _, s := range rs.sets {
+		if old.sets[s.Name] == nil {
+			tx.Add(s)
+		}
+	}
+	for _, c := range rs.chains {
+		if old.chains[c.Name] == nil {
+			tx.Add(c)
+		}
+	}
+	for _, m := range rs.maps {
+		for key, value := range old.elements[m.Name] {
+			if v, ok := want.elements[m.Name][key]; !ok || v != value {
+				tx.Delete(&knftables.Element{Map: m.Name, Key: strings.Split(key, " . ")})
+			}
+		}
+	}
+	for _, c := range rs.chains {
+		rules := want.rules[c.Name]
+		if old.chains[c.Name] != nil {
+			if slices.Equal(old.rules[c.Name], rules) {
+				continue
+			}
+			tx.Flush(&knftables.Chain{Name: c.Name})
+		}
+		for _, r := range rules {
+			tx.Add(&knftables.Rule{Chain: c.Name, Rule: r})
+		}
+	}
+	for _, e := range rs.elements {
+		key := strings.Join(e.Key, " . ")
+		if v, ok := old.elements[e.Map][key]; !ok || v != strings.Join(e.Value, " . ") {
+			tx.Add(e)
+		}
+	}
+	for name := range old.chains {
+		if want.chains[name] == nil {
 			tx.Flush(&knftables.Chain{Name: name})
 		}
 	}
-	for _, name := range existing["maps"] {
-		if !want["map "+name] {
-			tx.Flush(&knftables.Map{Name: name})
-		}
-	}
-	for _, r := range rs.rules {
-		tx.Add(r)
-	}
-	for _, e := range rs.elements {
-		tx.Add(e)
-	}
-	for _, name := range existing["maps"] {
-		if !want["map "+name] {
-			tx.Delete(&knftables.Map{Name: name})
-		}
-	}
-	for _, name := range existing["sets"] {
-		if !want["set "+name] {
-			tx.Delete(&knftables.Set{Name: name})
-		}
-	}
-	for _, name := range existing["chains"] {
-		if !want["chain "+name] {
+	for name := range old.chains {
+		if want.chains[name] == nil {
 			tx.Delete(&knftables.Chain{Name: name})
 		}
 	}
-	if err := p.nft.Run(ctx, tx); err != nil {
-		return fmt.Errorf("failed to write table %s: %w", p.cfg.Table, err)
+	for name := range old.sets {
+		if want.sets[name] == nil {
+			tx.Delete(&knftables.Set{Name: name})
+		}
 	}
-	return nil
 }
 
 // recordChanges records EndpointsProgrammed on each Service whose port's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -63,9 +64,15 @@ func slice(name string, eps ...ep) *discoveryv1.EndpointSlice {
 // dump.
 func program(t *testing.T, fake *knftables.Fake, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) string {
 	t.Helper()
-	p := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
+	return programWith(t, newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake), fake, services, slices)
+}
+
+// programWith syncs with p, which writes only the difference after its
+// first sync.
+func programWith(t *testing.T, p *Proxy, fake *knftables.Fake, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) string {
+	t.Helper()
 	rs := buildRuleset(servicePorts(services, slices), testNode, "10.88.0.0/24")
-	if err := p.apply(context.Background(), rs); err != nil {
+	if err := p.apply(context.Background(), rs, false); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 	// Element comments sit between key and value; they name the port.
@@ -301,11 +308,13 @@ func TestRuleset(t *testing.T) {
 }
 
 // TestStaleServiceRemoved: a sync after a Service went leaves nothing of
-// it, and a chain, rule and set added by hand are gone.
+// it; a restarted proxy (its first sync rewrites the table whole) also
+// removes a chain, rule and set added by hand.
 func TestStaleServiceRemoved(t *testing.T) {
 	fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
+	p := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
 	affine := func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }
-	dump := program(t, fake, []*corev1.Service{svc("web", "10.96.0.10", affine), svc("api", "10.96.0.11")},
+	dump := programWith(t, p, fake, []*corev1.Service{svc("web", "10.96.0.10", affine), svc("api", "10.96.0.11")},
 		[]*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.5", testNode)), slice("api", readyOn("10.88.0.6", testNode))})
 	if !hasLine(dump, "ns/web/") {
 		t.Fatalf("web not programmed:\n%s", dump)
@@ -318,8 +327,10 @@ func TestStaleServiceRemoved(t *testing.T) {
 	if err := fake.Run(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}
-	dump = program(t, fake, []*corev1.Service{svc("api", "10.96.0.11")}, []*discoveryv1.EndpointSlice{slice("api", readyOn("10.88.0.6", testNode))})
-	for _, gone := range []string{"ns/web/", "10.96.0.10", "10.88.0.5", "by-hand", "10.96.0.99", "hand-set"} {
+	api := []*corev1.Service{svc("api", "10.96.0.11")}
+	apiSlices := []*discoveryv1.EndpointSlice{slice("api", readyOn("10.88.0.6", testNode))}
+	dump = programWith(t, p, fake, api, apiSlices)
+	for _, gone := range []string{"ns/web/", "10.96.0.10", "10.88.0.5"} {
 		if hasLine(dump, gone) {
 			t.Errorf("%q still in the table:\n%s", gone, dump)
 		}
@@ -327,6 +338,50 @@ func TestStaleServiceRemoved(t *testing.T) {
 	if !hasLine(dump, "ns/api/") {
 		t.Errorf("api no longer programmed:\n%s", dump)
 	}
+	dump = program(t, fake, api, apiSlices)
+	for _, gone := range []string{"by-hand", "10.96.0.99", "hand-set"} {
+		if hasLine(dump, gone) {
+			t.Errorf("%q still in the table after a restart:\n%s", gone, dump)
+		}
+	}
+}
+
+// TestPartialSyncEqualsFullSync: after each of a series of changes, the
+// table a proxy wrote difference by difference is the table a fresh
+// proxy writes whole.
+func TestPartialSyncEqualsFullSync(t *testing.T) {
+	nodePort := func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }
+	affine := func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }
+	local := func(s *corev1.Service) {
+		s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
+	}
+	steps := []struct {
+		services []*corev1.Service
+		slices   []*discoveryv1.EndpointSlice
+	}{
+		{[]*corev1.Service{svc("web", "10.96.0.10")}, nil},
+		{[]*corev1.Service{svc("web", "10.96.0.10", nodePort)}, []*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.5", testNode), readyOn("10.88.0.6", testNode))}},
+		{[]*corev1.Service{svc("web", "10.96.0.10", nodePort, affine), svc("api", "10.96.0.11", local)}, []*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.5", testNode)), slice("api", readyOn("10.88.0.7", "node-b"))}},
+		{[]*corev1.Service{svc("web", "10.96.0.10", affine), svc("api", "10.96.0.11", local)}, []*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.6", testNode)), slice("api", readyOn("10.88.0.7", testNode))}},
+		{[]*corev1.Service{svc("api", "10.96.0.11")}, []*discoveryv1.EndpointSlice{slice("api", ep{ip: "10.88.0.7", node: testNode, serving: true, terminating: true})}},
+		{nil, nil},
+	}
+	fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
+	p := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
+	for i, step := range steps {
+		partial := programWith(t, p, fake, step.services, step.slices)
+		full := program(t, knftables.NewFake(knftables.IPv4Family, DefaultTable), step.services, step.slices)
+		// Map elements keep the order they were added in.
+		if sortedLines(partial) != sortedLines(full) {
+			t.Fatalf("step %d: partial sync wrote\n%s\nfull sync wrote\n%s", i, partial, full)
+		}
+	}
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(s, "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // TestRecordChanges: an Event only when a port's programmed endpoints
