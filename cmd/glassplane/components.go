@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/glassplane/glassplane/controlplane/dns"
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
@@ -66,6 +67,8 @@ func newNodeCommand() *cobra.Command {
 		capacity                                                      map[string]string
 		systemReserved                                                string
 		insecureRegistries                                            []string
+		clusterDNS                                                    []string
+		clusterDomain, resolvConf                                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -88,7 +91,8 @@ func newNodeCommand() *cobra.Command {
 				}
 				nodeName = strings.ToLower(h)
 			}
-			nc := node.Config{NodeName: nodeName, DataDir: dataDir, Capacity: corev1.ResourceList{}}
+			nc := node.Config{NodeName: nodeName, DataDir: dataDir, Capacity: corev1.ResourceList{},
+				ClusterDNS: clusterDNS, ClusterDomain: clusterDomain, ResolvConf: resolvConf}
 			if nc.SystemReserved, err = node.ParseResourceList(systemReserved); err != nil {
 				return fmt.Errorf("invalid --system-reserved: %w", err)
 			}
@@ -133,6 +137,9 @@ func newNodeCommand() *cobra.Command {
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
 	f.StringVar(&systemReserved, "system-reserved", "", "resources held back from the node's allocatable, e.g. cpu=100m,memory=256Mi")
 	f.StringSliceVar(&insecureRegistries, "insecure-registry", nil, "registries (host:port) pulled from over plain HTTP (loopback ones always are)")
+	f.StringSliceVar(&clusterDNS, "cluster-dns", nil, "DNS server IPs of ClusterFirst pods (the kube-dns Service's), as the kubelet's flag; without it they fall back to the Default policy")
+	f.StringVar(&clusterDomain, "cluster-domain", dns.DefaultClusterDomain, "the cluster's DNS domain that pods search, as the kubelet's flag")
+	f.StringVar(&resolvConf, "resolv-conf", node.DefaultResolvConf, "the resolv.conf that pods of dnsPolicy Default get, as the kubelet's flag")
 	return cmd
 }
 

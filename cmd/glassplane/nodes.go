@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,7 +24,7 @@ import (
 // startNodes starts the local node (containerd or simulated, unless mode is
 // "none") and o.simulatedNodes simulated nodes, each with its own identity.
 // The returned function stops them all, then the managed containerd.
-func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataDir string, api apiEndpoint) (func(), error) {
+func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataDir string, api apiEndpoint, clusterDNS netip.Addr) (func(), error) {
 	var stops []func()
 	stopAll := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -55,7 +56,8 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			address = managed.Address()
 			slog.Info("managed containerd ready", "address", address)
 		}
-		cfg := node.Config{NodeName: localName, DataDir: dataDir, SystemReserved: reserved}
+		cfg := node.Config{NodeName: localName, DataDir: dataDir, SystemReserved: reserved,
+			ClusterDNS: []string{clusterDNS.String()}, ClusterDomain: o.clusterDomain}
 		network, err := runtime.NewNetwork(runtime.NetworkConfig{PodCIDR: o.podCIDR})
 		if err != nil {
 			slog.Warn("no pod network, pods share the host's network", "err", err)
@@ -80,7 +82,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		}
 		stops = append(stops, stop)
 	case "simulated":
-		cfg := simulatedNode(localName, o)
+		cfg := simulatedNode(localName, o, clusterDNS)
 		cfg.SystemReserved = reserved
 		stop, err := startNode(ctx, g, api, cfg)
 		if err != nil {
@@ -90,7 +92,7 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 		stops = append(stops, stop)
 	}
 	for i := 1; i <= o.simulatedNodes; i++ {
-		stop, err := startNode(ctx, g, api, simulatedNode(fmt.Sprintf("sim-%d", i), o))
+		stop, err := startNode(ctx, g, api, simulatedNode(fmt.Sprintf("sim-%d", i), o, clusterDNS))
 		if err != nil {
 			stopAll()
 			return func() {}, err
@@ -144,11 +146,13 @@ func connectNodes(api *apiserver.Server, ca *pki.CA) error {
 	return nil
 }
 
-func simulatedNode(name string, o upOptions) node.Config {
+func simulatedNode(name string, o upOptions, clusterDNS netip.Addr) node.Config {
 	return node.Config{
-		NodeName:  name,
-		Runtime:   runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
-		Simulated: true,
+		NodeName:      name,
+		ClusterDNS:    []string{clusterDNS.String()},
+		ClusterDomain: o.clusterDomain,
+		Runtime:       runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
+		Simulated:     true,
 	}
 }
 

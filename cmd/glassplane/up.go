@@ -27,6 +27,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/serviceaccount"
+	"github.com/glassplane/glassplane/controlplane/dns"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
@@ -73,6 +74,9 @@ type upOptions struct {
 	serviceClusterIPRange  string
 	serviceNodePortRange   string
 	advertiseAddress       string
+	clusterDomain          string
+	clusterDNSListen       string
+	clusterDNSResolvConf   string
 }
 
 func newUpCommand() *cobra.Command {
@@ -119,6 +123,9 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", apiserver.DefaultServiceClusterIPRange, "IPv4 CIDR Services' cluster IPs come from (its first address is the kubernetes Service's), as kube-apiserver's flag")
 	f.StringVar(&o.serviceNodePortRange, "service-node-port-range", apiserver.DefaultServiceNodePortRange, "first-last range of the node ports of NodePort and LoadBalancer Services")
 	f.StringVar(&o.advertiseAddress, "advertise-address", "", "IPv4 address the kubernetes Service's endpoints point at (default: the host of --api-listen, or the host's default-route address when that is unspecified)")
+	f.StringVar(&o.clusterDomain, "cluster-domain", dns.DefaultClusterDomain, "the cluster's DNS domain, served by the cluster DNS and searched by pods, as the kubelet's flag")
+	f.StringVar(&o.clusterDNSListen, "cluster-dns-listen", "", "host:port (UDP and TCP) of the cluster DNS server behind kube-system/kube-dns (default: the advertise address on a free port)")
+	f.StringVar(&o.clusterDNSResolvConf, "cluster-dns-resolv-conf", dns.DefaultResolvConf, "resolv.conf whose nameservers the cluster DNS forwards names outside the cluster to")
 	f.StringVar(&o.saKeyFile, "service-account-key-file", "", "ECDSA P-256 key (PEM) signing ServiceAccount tokens (default: <data-dir>/pki/sa.key, created when absent)")
 	return cmd
 }
@@ -330,8 +337,22 @@ func runUp(ctx context.Context, o upOptions) error {
 	})
 	defer stopCM()
 
-	// 10. Node agents, each as system:node:<name>.
-	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, local)
+	// 10. The cluster DNS (CoreDNS) as system:glassplane-dns, behind
+	// kube-system/kube-dns.
+	clusterDNS, stopDNS, dnsIP, err := startClusterDNS(ctx, g, o, dataDir, advertise.Addr(), local)
+	if err != nil {
+		return err
+	}
+	defer stopDNS()
+	log.Info("waiting for the cluster DNS")
+	select {
+	case <-clusterDNS.Ready():
+	case <-ctx.Done():
+		return g.Wait()
+	}
+
+	// 11. Node agents, each as system:node:<name>.
+	stopNodes, err := startNodes(ctx, g, o, mode, dataDir, local, dnsIP)
 	if err != nil {
 		return err
 	}

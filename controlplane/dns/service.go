@@ -23,7 +23,7 @@ const (
 	// ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
 	// EndpointSlice this package keeps, so the EndpointSlice controller
 	// leaves it alone.
-	ManagedBy = "glassplane.io/dns"
+	ManagedBy = "dns.glassplane.io"
 	// PortName and TCPPortName name the Service's and EndpointSlice's ports.
 	PortName    = "dns"
 	TCPPortName = "dns-tcp"

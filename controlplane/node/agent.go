@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,15 @@ type Config struct {
 	// PodNetworkProblem, when set, says why the node has no pod network
 	// (its pods then share the host's); it is shown on the Node.
 	PodNetworkProblem string
+	// ClusterDNS are the DNS servers of ClusterFirst pods (the kubelet's
+	// --cluster-dns): the kube-dns Service's IP.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain that ClusterFirst pods
+	// search (the kubelet's --cluster-domain).
+	ClusterDomain string
+	// ResolvConf is the host's resolv.conf that Default pods get and
+	// ClusterFirst pods take search domains from (DefaultResolvConf).
+	ResolvConf string
 	// Server, when set, serves container logs and exec to the API server.
 	Server *ServerConfig
 	// KubeletVersion is reported in nodeInfo.kubeletVersion (DefaultKubeletVersion).
@@ -175,6 +185,10 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	if cfg.PodResyncInterval <= 0 {
 		cfg.PodResyncInterval = DefaultPodResyncInterval
 	}
+	if cfg.ResolvConf == "" {
+		cfg.ResolvConf = DefaultResolvConf
+	}
+	cfg.ClusterDNS = slices.Clone(cfg.ClusterDNS)
 	if cfg.KubeletVersion == "" {
 		cfg.KubeletVersion = DefaultKubeletVersion
 	}

@@ -261,6 +261,9 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 // restartPolicy) and posts the pod's status.
 func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	spec := podSpecFor(pod)
+	if !w.sandboxReady && w.sandboxCh == nil {
+		spec.DNS = a.podDNS(pod)
+	}
 	if !a.startSandbox(ctx, w, pod, spec) {
 		return
 	}

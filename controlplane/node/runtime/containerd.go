@@ -298,6 +298,9 @@ func (c *Containerd) PreparePod(_ context.Context, pod PodSpec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("failed to create pod directory %q: %w", dir, err)
 	}
+	if err := writeResolvConf(dir, pod); err != nil {
+		return err
+	}
 	if c.hostNetwork(pod) {
 		return nil
 	}
@@ -422,10 +425,16 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		}
 		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: spec.TerminationMessagePath, Type: "bind", Source: msg, Options: []string{"rbind", "rprivate", "rw"}}}))
 	}
+	// The pod's resolv.conf, by its dnsPolicy (the host's without one).
+	resolv, err := withResolvConf(filepath.Join(c.cfg.StateDir, pod.UID), spec)
+	if err != nil {
+		return "", err
+	}
+	opts = append(opts, resolv...)
 	if c.hostNetwork(pod) {
-		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile)
 	} else {
-		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}), oci.WithHostResolvconf)
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: NetnsPath(pod.UID)}))
 		// The kubelet's /etc/hosts, unless the container mounts a file of
 		// its own there (a volume, or its termination message file).
 		ownHosts := path.Clean("/"+spec.TerminationMessagePath) == "/etc/hosts" ||

@@ -100,6 +100,18 @@ type PodSpec struct {
 	Ports []PortMapping
 	// HostAliases are the pod's extra /etc/hosts entries.
 	HostAliases []HostAlias
+	// DNS, when set, is the pod's /etc/resolv.conf, written when the pod is
+	// prepared; a pod prepared without it keeps the file it has, or gets
+	// the host's.
+	DNS *DNSConfig
+}
+
+// DNSConfig is a pod's resolver configuration, as the kubelet hands it to
+// the runtime.
+type DNSConfig struct {
+	Nameservers []string
+	Searches    []string
+	Options     []string
 }
 
 // HostAlias is one /etc/hosts line a pod asks for: an IP and its names.

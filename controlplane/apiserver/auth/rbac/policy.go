@@ -29,6 +29,13 @@ const (
 	RoleSchedulerDecisions = "system:glassplane:scheduler-decisions"
 )
 
+// The cluster DNS server's identity (controlplane/dns) and the ClusterRole
+// CoreDNS's manifests ship for its kubernetes plugin, bound to it.
+const (
+	UserDNS     = "system:glassplane-dns"
+	RoleCoreDNS = "system:coredns"
+)
+
 const (
 	legacyGroup         = ""
 	appsGroup           = "apps"
@@ -220,6 +227,10 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		{ObjectMeta: tempoMeta(), Rules: []rbacv1.PolicyRule{
 			{Verbs: v("get", "watch", "update", "patch"), APIGroups: g(legacyGroup), Resources: []string{"configmaps"}, ResourceNames: []string{TempoConfigMap}},
 		}},
+		{ObjectMeta: meta(RoleCoreDNS), Rules: []rbacv1.PolicyRule{
+			rule(v("list", "watch"), g(legacyGroup), "endpoints", "services", "pods", "namespaces"),
+			rule(v("list", "watch"), g(discoveryGroup), "endpointslices"),
+		}},
 	}
 	return append(roles, controllerRoles()...)
 }
@@ -386,6 +397,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:kube-controller-manager", user(UserKubeControllerManager)),
 		bind(UserDashboard, user(UserDashboard)),
 		bind(RoleTempo, user(UserKubeScheduler), user(UserKubeControllerManager), group(GroupNodes)),
+		bind(RoleCoreDNS, user(UserDNS)),
 	}
 	for _, r := range controllerRoles() {
 		b := bind(r.Name,
