@@ -3,7 +3,9 @@
 // narration panel, the classroom tempo panel (realtime, slow, step with a
 // Next button and the waiting actions), the apply form (dry-run diff of what
 // the API server adds, field errors with their lines), an object's
-// timeline, the request pipeline, the Events and Nodes lists, the etcd key
+// timeline, a Service's part of its page (spec, EndpointSlices, DNS names,
+// the service proxy's rules per containerd node; service.templ), the
+// request pipeline, the Events and Nodes lists, the etcd key
 // explorer, the demos page and the login form. Each component is a pure
 // function of the view model declared in viewmodel.go; package web fills
 // the view models from the store, the audit ring and the API. Every value is

@@ -4,16 +4,23 @@
 // errors pointed at their manifest line), an object's timeline (with its
 // owners and its dependents' steps), a pod's scheduling explanation (its
 // decision record: every attempt, and a nodes × plugins matrix of filter
-// results and scores), the request pipeline, the Events and
+// results and scores), a Service's own part of its page (service.go: the
+// Service, its EndpointSlices with each endpoint's pod, node and
+// conditions, its cluster DNS names, and on each containerd node the
+// service proxy's rules from GET nodes/<node>/proxy/glassplane/proxy-rules;
+// simulated nodes have no data path), the request pipeline, the Events and
 // Nodes lists, the etcd explorer (key history through revisions, diffs, the
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
 // only the message types, and objects of the kinds, it asks for, batched
 // into at most one frame per 50 ms). It reads
-// cluster state only through the object store (storage.Store: List, Get,
+// cluster state through the object store (storage.Store: List, Get,
 // Watch, Newest for the overview's recent Events, and its etcd client for
 // reads at past revisions) and the audit
-// ring, as any watcher of the API does; what it shows a logged-in user is
+// ring, as any watcher of the API does; the Service part is read through
+// the API with a client acting as the page's user (Dashboard.clientFor),
+// so RBAC decides each of its reads and a refused one shows the API's
+// message. What it shows a logged-in user is
 // filtered by what RBAC allows that user, asked by SubjectAccessReview and
 // kept for a few seconds (access.go): an object page needs get on the
 // object, lists and the websocket's watch and event messages list on their

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/glassplane/glassplane/web/webtest"
+)
+
+// TestServicePage opens a Service's page in chromium before its pods
+// exist: the EndpointSlice controller's endpoints (each pod linked, on the
+// containerd node, ready) appear without a reload as the two pods on the
+// containerd node turn Ready; the page names the Service's DNS records
+// and, for the containerd node, the service proxy's rules or the API's
+// reason they are not available; a pod deleted leaves the endpoints live.
+func TestServicePage(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	requireTool(t, "runc", "real containers")
+	c := SharedCluster(t)
+	ctx := context.Background()
+	const ns = "service-page"
+	createNamespace(t, c, ns)
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
+	svc, err := c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"},
+			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tab := webtest.Browser(t)
+	webtest.Navigate(t, tab, c.WebURL+"/objects/services/"+ns+"/web")
+	webtest.WaitSelector(t, tab, webtest.TestID("service"))
+	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.Eval[bool](t, tab, `window.__noReload = true`)
+	if got := webtest.Eval[string](t, tab, `document.querySelector('[data-testid="service-cluster-ips"]').textContent`); got != svc.Spec.ClusterIP {
+		t.Errorf("clusterIPs %q, want %s", got, svc.Spec.ClusterIP)
+	}
+	dns := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="dns-name"]')].map(r => r.dataset.name + " " + r.dataset.type)`)
+	for _, want := range []string{"web." + ns + ".svc.cluster.local A", "web." + ns + " A", "web A", "_http._tcp.web." + ns + ".svc.cluster.local SRV"} {
+		if !anyContains(dns, want) {
+			t.Errorf("DNS names %q lack %q", dns, want)
+		}
+	}
+
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node.glassplane.io/runtime=containerd"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("no containerd node: %v", err)
+	}
+	node := nodes.Items[0].Name
+	for _, name := range []string{"web-1", "web-2"} {
+		p := onContainerdNode(name, corev1.RestartPolicyAlways, corev1.Container{Name: "httpd", Image: demoImage, Ports: []corev1.ContainerPort{{ContainerPort: 8080}}})
+		p.Namespace, p.Labels = ns, map[string]string{"app": "web"}
+		// The namespace's default ServiceAccount may not exist yet.
+		Eventually(t, time.Minute, "pod "+name+" created", func() error {
+			_, err := c.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+			return err
+		})
+	}
+	ready := `[...document.querySelectorAll('[data-testid="endpoint"]')].filter(e => e.dataset.ready === "true").map(e => e.dataset.pod + "@" + e.dataset.node).sort().join(",")`
+	want := fmt.Sprintf("web-1@%s,web-2@%s", node, node)
+	webtest.WaitFor(t, tab, fmt.Sprintf(`%s === %s`, ready, webtest.JSString(want)))
+	if !webtest.Eval[bool](t, tab, `window.__noReload === true`) {
+		t.Fatal("the Service page reloaded instead of updating live")
+	}
+	links := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="endpoint-pod"]')].map(a => a.getAttribute("href")).sort()`)
+	if strings.Join(links, ",") != "/objects/pods/"+ns+"/web-1,/objects/pods/"+ns+"/web-2" {
+		t.Errorf("endpoint pod links %q", links)
+	}
+
+	// The containerd node's rules, or the API's reason there are none.
+	rules := fmt.Sprintf(`[data-testid="node-rules"][data-node=%s]`, webtest.JSString(node))
+	webtest.WaitSelector(t, tab, rules)
+	shown := webtest.Eval[string](t, tab, fmt.Sprintf(`(() => { const r = document.querySelector(%s); const p = r.querySelector('[data-testid="rules"]'); return p ? "rules:" + p.textContent : "unavailable:" + r.querySelector('[data-testid="rules-unavailable"]').textContent; })()`, webtest.JSString(rules)))
+	switch {
+	case strings.HasPrefix(shown, "rules:"):
+		t.Logf("the node's proxy rules: %s", shown)
+		webtest.WaitFor(t, tab, fmt.Sprintf(`document.querySelector(%s).textContent.includes(%s)`, webtest.JSString(rules+` [data-testid="rules"]`), webtest.JSString(svc.Spec.ClusterIP)))
+	case strings.TrimSpace(strings.TrimPrefix(shown, "unavailable:rules not available:")) == "":
+		t.Errorf("rules not available without a reason: %q", shown)
+	default:
+		t.Logf("the node's proxy rules are not available yet: %s", shown)
+	}
+	if n := webtest.Eval[int](t, tab, `document.querySelectorAll('[data-testid="service-simulated"]').length`); n != 0 {
+		t.Error("a cluster with a containerd node says its nodes are all simulated")
+	}
+	webtest.Screenshot(t, tab, filepath.Join(webtest.OutputDir(t), "service.png"))
+
+	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, "web-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitFor(t, tab, fmt.Sprintf(`%s === %s`, ready, webtest.JSString("web-2@"+node)))
+	if !webtest.Eval[bool](t, tab, `window.__noReload === true`) {
+		t.Fatal("the Service page reloaded instead of updating live")
+	}
+}
