@@ -17,5 +17,10 @@
 // precondition, so an object of the same name that someone else made is
 // never deleted. The node-failure demo plays a node
 // agent through that client too: it registers a node and renews its Lease,
-// then stops, and leaves the rest to the node lifecycle controller.
+// then stops, and leaves the rest to the node lifecycle controller. The
+// service-dns demo needs a data path (pod network, service proxy, cluster
+// DNS), which only containerd nodes have: it pins its pods there and reads
+// its client pod's log (kubectl logs) for the DNS answer and the pod that
+// replied; with no containerd node Ready it plays the Service and
+// EndpointSlice part and says so.
 package demo
