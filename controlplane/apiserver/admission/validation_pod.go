@@ -161,13 +161,7 @@ func validatePodSpec(spec *corev1.PodSpec, fld *field.Path, isPod bool) field.Er
 		}
 	}
 	errs = append(errs, validateAffinity(spec.Affinity, fld.Child("affinity"))...)
-	if spec.DNSPolicy == corev1.DNSNone {
-		if spec.DNSConfig == nil {
-			errs = append(errs, field.Required(fld.Child("dnsConfig"), fmt.Sprintf("must provide `dnsConfig` when `dnsPolicy` is %s", corev1.DNSNone)))
-		} else if len(spec.DNSConfig.Nameservers) == 0 {
-			errs = append(errs, field.Required(fld.Child("dnsConfig", "nameservers"), fmt.Sprintf("must provide at least one DNS nameserver when `dnsPolicy` is %s", corev1.DNSNone)))
-		}
-	}
+	errs = append(errs, validatePodDNSConfig(spec.DNSConfig, spec.DNSPolicy, fld.Child("dnsConfig"))...)
 	for i, g := range spec.ReadinessGates {
 		errs = append(errs, validateQualifiedName(string(g.ConditionType), fld.Child("readinessGates").Index(i).Child("conditionType"))...)
 	}
