@@ -15,6 +15,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/dns"
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/proxy"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 	"github.com/glassplane/glassplane/controlplane/tempo"
 )
@@ -63,6 +64,7 @@ func newSchedulerCommand() *cobra.Command {
 func newNodeCommand() *cobra.Command {
 	var (
 		kubeconfig, nodeName, runtimeName, containerdAddress, dataDir string
+		proxyKubeconfig                                               string
 		startDelay, completeAfter                                     time.Duration
 		capacity                                                      map[string]string
 		systemReserved                                                string
@@ -116,6 +118,19 @@ func newNodeCommand() *cobra.Command {
 					return err
 				}
 				nc.Runtime = rt
+				if proxyKubeconfig != "" {
+					pcfg, err := clientcmd.BuildConfigFromFlags("", proxyKubeconfig)
+					if err != nil {
+						return fmt.Errorf("failed to load kubeconfig %q: %w", proxyKubeconfig, err)
+					}
+					pclient, err := newClient(pcfg)
+					if err != nil {
+						return err
+					}
+					if nc.Proxy, err = proxy.New(proxy.Config{NodeName: nodeName}, pclient); err != nil {
+						return err
+					}
+				}
 			default:
 				return fmt.Errorf("--runtime must be containerd or simulated, got %q", runtimeName)
 			}
@@ -130,6 +145,7 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the node's identity (system:node:<name>)")
 	f.StringVar(&nodeName, "node-name", "", "the node's name (default: the host name)")
 	f.StringVar(&runtimeName, "runtime", "simulated", "containerd or simulated")
+	f.StringVar(&proxyKubeconfig, "proxy-kubeconfig", "", "kubeconfig of the service proxy's identity (system:kube-proxy); with --runtime containerd the node runs the service proxy (nftables)")
 	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
 	addDataDirFlag(f, &dataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/proxy"
 )
 
 // defaultDownTimeout bounds how long `glassplane down` waits for up to
@@ -127,9 +129,29 @@ func purgeDataDir(ctx context.Context, out io.Writer, dataDir string) error {
 			}
 		}
 	}
+	if err := purgeServiceProxy(ctx, out); err != nil {
+		return err
+	}
 	if err := runtime.RemoveDir(dataDir); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "removed data directory %s\n", dataDir)
+	return nil
+}
+
+// purgeServiceProxy removes the service proxy's nftables table, which
+// every Glassplane node on this host shares (the next proxy to sync
+// writes it again). Without nft there is no table to remove.
+func purgeServiceProxy(ctx context.Context, out io.Writer) error {
+	if _, err := exec.LookPath("nft"); err != nil {
+		return nil
+	}
+	removed, err := proxy.DeleteTable(ctx, proxy.DefaultTable)
+	if err != nil {
+		return fmt.Errorf("failed to remove the service proxy's rules (the data directory stays): %w", err)
+	}
+	if removed {
+		fmt.Fprintf(out, "removed the service proxy's nftables table ip %s\n", proxy.DefaultTable)
+	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/node"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 	"github.com/glassplane/glassplane/controlplane/pki"
+	"github.com/glassplane/glassplane/controlplane/proxy"
 	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
@@ -75,6 +76,10 @@ func startNodes(ctx context.Context, g *errgroup.Group, o upOptions, mode, dataD
 			stopAll()
 			return func() {}, err
 		}
+		if cfg.Proxy, err = serviceProxy(api, localName, cfg.PodCIDR); err != nil {
+			stopAll()
+			return func() {}, err
+		}
 		stop, err := startNode(ctx, g, api, cfg)
 		if err != nil {
 			stopAll()
@@ -125,6 +130,22 @@ func nodeServer(ca *pki.CA, nodeName string, port int) (*node.ServerConfig, erro
 		ln.Close()
 	}
 	return &node.ServerConfig{Port: port, Certificate: cert, ClientCAs: ca.Pool()}, nil
+}
+
+// serviceProxy is the containerd node's service proxy, as its own
+// identity (system:kube-proxy). Without nftables the node runs without
+// one, saying so.
+func serviceProxy(api apiEndpoint, nodeName, podCIDR string) (node.ServiceProxy, error) {
+	client, err := api.client(proxy.User)
+	if err != nil {
+		return nil, err
+	}
+	p, err := proxy.New(proxy.Config{NodeName: nodeName, PodCIDR: podCIDR}, client)
+	if err != nil {
+		slog.Warn("no service proxy, Services are not reachable from this node", "err", err)
+		return nil, nil
+	}
+	return p, nil
 }
 
 // connectNodes gives the API server its client identity towards node

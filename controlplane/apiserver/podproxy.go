@@ -87,14 +87,19 @@ func (q *request) proxyToNode(path string) error {
 	if err != nil {
 		return err
 	}
-	node := nodeObj.(*corev1.Node)
+	query := q.r.URL.Query()
+	query.Del("container")
+	return q.forwardToNode(nodeObj.(*corev1.Node), nodePath, query)
+}
+
+// forwardToNode sends the request to nodePath?query on node's agent with
+// the API server's client certificate, streaming both ways.
+func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Values) error {
 	host := nodeAddress(node)
 	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if host == "" || port <= 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("node %s serves no container logs or exec (its runtime is %s)", node.Name, node.Labels["node.glassplane.io/runtime"]))
 	}
-	query := q.r.URL.Query()
-	query.Del("container")
 	target := &url.URL{
 		Scheme:   "https",
 		Host:     net.JoinHostPort(host, strconv.Itoa(int(port))),

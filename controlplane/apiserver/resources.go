@@ -168,7 +168,7 @@ func newResources() []*resource {
 		{
 			GVK: core("Node"), Resource: "nodes", Singular: "node", ShortNames: []string{"no"},
 			Verbs: verbsAll, StorageResource: "minions", HasStatus: true,
-			Subresources: []*subresource{statusSubresource()},
+			Subresources: []*subresource{statusSubresource(), nodeProxySubresource()},
 			FieldLabels: func(obj runtime.Object) fields.Set {
 				n := obj.(*corev1.Node)
 				return fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)}

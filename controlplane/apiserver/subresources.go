@@ -66,6 +66,9 @@ type subresource struct {
 	connect func(q *request) error
 	// create serves POST on a create-only subresource (binding, token).
 	create func(q *request) error
+	// path lets the subresource take a path after its name
+	// (nodes/<name>/proxy/<path>).
+	path bool
 }
 
 func statusSubresource() *subresource {
@@ -187,7 +190,7 @@ func (q *request) serveResource() error {
 		return apierrors.NewMethodNotSupported(q.res.GroupResource(), q.r.Method)
 	}
 	sub := q.res.subresource(q.info.Subresource)
-	if sub == nil || len(q.info.Parts) > 3 {
+	if sub == nil || (len(q.info.Parts) > 3 && !sub.path) {
 		return errNoRoute()
 	}
 	gr := schema.GroupResource{Group: q.res.GVK.Group, Resource: q.res.Resource + "/" + sub.Name}

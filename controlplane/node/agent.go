@@ -109,8 +109,21 @@ type Config struct {
 	Server *ServerConfig
 	// KubeletVersion is reported in nodeInfo.kubeletVersion (DefaultKubeletVersion).
 	KubeletVersion string
+	// Proxy, when set, is the node's service proxy: the agent runs it once
+	// the Node is registered, for as long as it runs, and its server
+	// answers /glassplane/proxy-rules from it.
+	Proxy ServiceProxy
 	// Logger receives the agent's logs (slog.Default() when nil).
 	Logger *slog.Logger
+}
+
+// ServiceProxy is the node's service proxy (controlplane/proxy).
+type ServiceProxy interface {
+	// Run programs the node until ctx ends.
+	Run(ctx context.Context) error
+	// Rules lists what the kernel holds for the Service namespace/name (the
+	// whole table when name is empty), as text.
+	Rules(ctx context.Context, namespace, name string) (string, error)
 }
 
 // Agent is one node agent. Create it with New and start it with Run.
@@ -248,6 +261,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.log.Info("node registered", "internalIP", a.nodeIP)
+	if a.cfg.Proxy != nil {
+		pctx, stopProxy := context.WithCancel(ctx)
+		proxyDone := make(chan struct{})
+		go func() {
+			defer close(proxyDone)
+			if err := a.cfg.Proxy.Run(pctx); err != nil {
+				a.log.Error("service proxy stopped", "err", err)
+			}
+		}()
+		defer func() { stopProxy(); <-proxyDone }()
+	}
 
 	sink := a.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
 	defer a.broadcaster.Shutdown()

@@ -6,14 +6,18 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 )
@@ -77,6 +81,7 @@ func (a *Agent) serve(ctx context.Context) {
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.serveExec)
 	mux.HandleFunc("/portForward/{namespace}/{pod}", a.servePortForward)
+	mux.HandleFunc("GET /glassplane/proxy-rules", a.serveProxyRules)
 	srv := &http.Server{
 		Handler: authorizeClients(allowed, mux),
 		TLSConfig: &tls.Config{
@@ -142,6 +147,36 @@ func (a *Agent) findContainer(ctx context.Context, namespace, podName, container
 		return nil, nil, apierrors.NewInternalError(err)
 	}
 	return pod, byName[container], nil
+}
+
+// serveProxyRules answers, as text, the nftables rules the node's service
+// proxy programmed for the Service ?namespace=&name= (namespace default),
+// or its whole table without a name.
+func (a *Agent) serveProxyRules(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Proxy == nil {
+		writeAPIError(w, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes/proxy"}, "glassplane/proxy-rules"))
+		return
+	}
+	namespace, name := r.URL.Query().Get("namespace"), r.URL.Query().Get("name")
+	if namespace == "" {
+		namespace = corev1.NamespaceDefault
+	}
+	errs := validation.IsDNS1123Label(namespace)
+	if name != "" {
+		errs = append(errs, validation.IsDNS1035Label(name)...)
+	}
+	if len(errs) > 0 {
+		writeAPIError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid Service %q in namespace %q: %s", name, namespace, strings.Join(errs, "; "))))
+		return
+	}
+	text, err := a.cfg.Proxy.Rules(r.Context(), namespace, name)
+	if err != nil {
+		writeAPIError(w, apierrors.NewServiceUnavailable(err.Error()))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = io.WriteString(w, text)
 }
 
 func writeAPIError(w http.ResponseWriter, err error) {

@@ -53,7 +53,14 @@ func (p *Proxy) Rules(ctx context.Context, namespace, name string) (string, erro
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(out)
+		// nft wraps the chain in its table; one table line heads the text.
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(lines) > 2 && strings.HasPrefix(lines[0], "table ") {
+			lines = lines[1 : len(lines)-1]
+		}
+		for _, l := range lines {
+			b.WriteString(strings.TrimPrefix(l, "\t") + "\n")
+		}
 	}
 	return b.String(), nil
 }

@@ -36,6 +36,10 @@ const (
 	RoleCoreDNS = "system:coredns"
 )
 
+// UserKubeProxy is the node's service proxy (controlplane/proxy),
+// kube-proxy's identity, bound to system:node-proxier.
+const UserKubeProxy = "system:kube-proxy"
+
 const (
 	legacyGroup         = ""
 	appsGroup           = "apps"
@@ -179,6 +183,13 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			urls(v("get"), "/healthz", "/livez", "/readyz", "/version", "/version/"),
 		}},
 		{ObjectMeta: meta("system:node"), Rules: NodeRules()},
+		{ObjectMeta: meta("system:node-proxier"), Rules: []rbacv1.PolicyRule{
+			rule(v("list", "watch"), g(legacyGroup), "services", "endpoints"),
+			rule(read, g(legacyGroup), "nodes"),
+			eventsRule(),
+			rule(v("list", "watch"), g(discoveryGroup), "endpointslices"),
+			rule(v("list", "watch"), g(networkingGroup), "servicecidrs"),
+		}},
 		{ObjectMeta: meta("system:kube-scheduler"), Rules: []rbacv1.PolicyRule{
 			eventsRule(),
 			rule(v("create"), g(coordinationGroup), "leases"),
@@ -392,6 +403,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:basic-user", group("system:authenticated")),
 		bind("system:public-info-viewer", group("system:authenticated"), group(GroupUnauthenticated)),
 		bind("system:node"),
+		bind("system:node-proxier", user(UserKubeProxy)),
 		bind("system:kube-scheduler", user(UserKubeScheduler)),
 		bind("system:volume-scheduler", user(UserKubeScheduler)),
 		bind("system:kube-controller-manager", user(UserKubeControllerManager)),
