@@ -1,0 +1,59 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sampleJUnit = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="4" failures="1">
+  <testsuite name="Kubernetes e2e suite" tests="4" failures="1" time="120.5">
+    <testcase name="[SynchronizedBeforeSuite]" status="passed" time="1"></testcase>
+    <testcase name="[It] [sig-apps] Job should run a job to completion [Conformance]" status="passed" time="12.5"></testcase>
+    <testcase name="[It] [sig-node] Pods should be updated [NodeConformance] [Conformance]" status="failed" time="30">
+      <failure message="[FAILED] timed out waiting for the pod&#xA;more detail" type="failed">long body</failure>
+    </testcase>
+    <testcase name="[It] [sig-network] Services should serve a LoadBalancer [Conformance]" status="failed" time="3">
+      <failure message="no load balancer" type="failed"></failure>
+    </testcase>
+    <testcase name="[It] [sig-apps] Job should not be conformance" status="passed" time="1"></testcase>
+  </testsuite>
+</testsuites>`
+
+func TestReportCountsPerSig(t *testing.T) {
+	specs, dur, err := readJUnit(strings.NewReader(sampleJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 3 || dur.Seconds() != 120.5 {
+		t.Fatalf("got %d specs in %s, want 3 in 2m0.5s: %+v", len(specs), dur, specs)
+	}
+	na := map[string]string{"[sig-network] Services should serve a LoadBalancer [Conformance]": "needs a cloud load balancer"}
+	page := renderPage("# head\n", specs, na, dur, "")
+	for _, want := range []string{
+		"**1 / 2 / 3**",
+		"| sig-apps | 1 | 1 | 1 |",
+		"| sig-network | 0 | 0 | 1 |",
+		"| sig-node | 0 | 1 | 1 |",
+		"| failed: timed out waiting for the pod |",
+		"| n/a: needs a cloud load balancer |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+}
+
+func TestSmokePicksFastestPassingAcrossSigs(t *testing.T) {
+	specs := []spec{
+		{name: "a1", sig: "a", status: "passed", seconds: 1},
+		{name: "a2", sig: "a", status: "passed", seconds: 2},
+		{name: "a3", sig: "a", status: "passed", seconds: 3},
+		{name: "b1", sig: "b", status: "passed", seconds: 50},
+		{name: "c1", sig: "c", status: "failed", seconds: 0.5},
+	}
+	got := strings.Join(pickSmoke(specs, 3), ",")
+	if got != "a1,a2,b1" {
+		t.Errorf("smoke = %s, want a1,a2,b1 (two fastest of a, b's one, no failures)", got)
+	}
+}
