@@ -7,7 +7,10 @@
 // ("glassplane-proxy"), one per host: the ClusterIPs of two clusters on one
 // host come from the same range, so only one proxy can own the data path,
 // and a table per cluster would let a dead cluster's rules shadow a live
-// one's. The proxy that syncs last owns it. Each sync (after changes, at
+// one's. The proxy that wrote it whole last owns it: its random mark is the
+// one element of the proxy-owner set, and every difference it writes
+// deletes and re-adds that element, so a proxy whose table another one
+// rewrote fails its next difference and writes the table whole. Each sync (after changes, at
 // most once per MinSyncInterval) builds the whole desired table from the
 // informers' caches and writes it in one knftables transaction, as
 // kube-proxy's nftables mode: the first sync, one every SyncPeriod (an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -76,6 +77,8 @@ type Proxy struct {
 	log    *slog.Logger
 	// setSysctl writes a sysctl file (os.WriteFile; a no-op in unit tests).
 	setSysctl func(path, value string) error
+	// owner is this proxy's random mark in the table's owner set.
+	owner string
 
 	services corelisters.ServiceLister
 	slices   discoverylisters.EndpointSliceLister
@@ -122,6 +125,7 @@ func newProxy(cfg Config, client kubernetes.Interface, nft knftables.Interface) 
 	return &Proxy{
 		cfg: cfg, client: client, nft: nft, log: cfg.Logger.With("component", "proxy"),
 		setSysctl: func(string, string) error { return nil },
+		owner:     fmt.Sprintf("0x%08x", rand.Uint32()),
 		wake:      make(chan struct{}, 1),
 		lastWrite: map[string]programmed{},
 	}
@@ -279,38 +283,59 @@ func (p *Proxy) apply(ctx context.Context, rs *ruleset, full bool) error {
 	old := p.written
 	p.written = nil
 	p.mu.Unlock()
-	tx := p.nft.NewTransaction()
-	if full || old == nil {
-		tx.Add(&knftables.Table{})
-		tx.Delete(&knftables.Table{})
-		tx.Add(&knftables.Table{})
-		for _, c := range rs.chains {
-			tx.Add(c)
-		}
-		for _, m := range rs.maps {
-			tx.Add(m)
-		}
-		for _, s := range rs.sets {
-			tx.Add(s)
-		}
-		for _, r := range rs.rules {
-			tx.Add(r)
-		}
-		for _, e := range rs.elements {
-			tx.Add(e)
-		}
-	} else {
+	if !full && old != nil {
+		tx := p.nft.NewTransaction()
 		p.writeDifference(tx, rs, old, want)
-	}
-	if tx.NumOperations() > 0 {
-		if err := p.nft.Run(ctx, tx); err != nil {
-			return fmt.Errorf("failed to write table %s: %w", p.cfg.Table, err)
+		if tx.NumOperations() == 0 {
+			p.setWritten(want)
+			return nil
 		}
+		// The owner element is ours only while no other proxy rewrote the
+		// table (another cluster's on this host): then the difference from
+		// what this one wrote means nothing, the transaction fails on the
+		// missing element, and the table is written whole.
+		owner := &knftables.Element{Set: ownerSet, Key: []string{p.owner}}
+		tx.Delete(owner)
+		tx.Add(owner)
+		err := p.nft.Run(ctx, tx)
+		if err == nil {
+			p.setWritten(want)
+			return nil
+		}
+		p.log.Info("writing the whole table: writing the difference failed", "table", p.cfg.Table, "err", err)
 	}
-	p.mu.Lock()
-	p.written = want
-	p.mu.Unlock()
+	tx := p.nft.NewTransaction()
+	tx.Add(&knftables.Table{})
+	tx.Delete(&knftables.Table{})
+	tx.Add(&knftables.Table{})
+	for _, c := range rs.chains {
+		tx.Add(c)
+	}
+	for _, m := range rs.maps {
+		tx.Add(m)
+	}
+	tx.Add(&knftables.Set{Name: ownerSet, Type: "mark"})
+	tx.Add(&knftables.Element{Set: ownerSet, Key: []string{p.owner}})
+	for _, s := range rs.sets {
+		tx.Add(s)
+	}
+	for _, r := range rs.rules {
+		tx.Add(r)
+	}
+	for _, e := range rs.elements {
+		tx.Add(e)
+	}
+	if err := p.nft.Run(ctx, tx); err != nil {
+		return fmt.Errorf("failed to write table %s: %w", p.cfg.Table, err)
+	}
+	p.setWritten(want)
 	return nil
+}
+
+func (p *Proxy) setWritten(st *tableState) {
+	p.mu.Lock()
+	p.written = st
+	p.mu.Unlock()
 }
 
 // writeDifference adds to tx what turns the table from old into want, in

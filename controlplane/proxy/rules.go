@@ -24,6 +24,9 @@ const (
 	serviceNodePortsMap    = "service-nodeports"
 	noEndpointServicesMap  = "no-endpoint-services"
 	noEndpointNodePortsMap = "no-endpoint-nodeports"
+	// ownerSet holds one random mark, the proxy's that wrote the table
+	// whole last.
+	ownerSet = "proxy-owner"
 
 	// masqueradeMark is the packet mark bit that asks the masquerading
 	// chain to masquerade a connection (kube-proxy's 0x4000).

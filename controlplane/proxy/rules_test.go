@@ -75,11 +75,15 @@ func programWith(t *testing.T, p *Proxy, fake *knftables.Fake, services []*corev
 	if err := p.apply(context.Background(), rs, false); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	// Element comments sit between key and value; they name the port.
-	return elementComment.ReplaceAllString(fake.Dump(), "")
+	// Element comments sit between key and value; they name the port. The
+	// owner mark is random per proxy.
+	return ownerMark.ReplaceAllString(elementComment.ReplaceAllString(fake.Dump(), ""), "proxy-owner { OWNER }")
 }
 
-var elementComment = regexp.MustCompile(` comment "[^"]*"`)
+var (
+	elementComment = regexp.MustCompile(` comment "[^"]*"`)
+	ownerMark      = regexp.MustCompile(`proxy-owner \{ 0x[0-9a-f]+ \}`)
+)
 
 func chainOf(prefix string, s *corev1.Service) string {
 	return hashName(prefix, fmt.Sprintf("%s/%s/tcp/http", s.Namespace, s.Name))
@@ -343,6 +347,24 @@ func TestStaleServiceRemoved(t *testing.T) {
 		if hasLine(dump, gone) {
 			t.Errorf("%q still in the table after a restart:\n%s", gone, dump)
 		}
+	}
+}
+
+// TestTableTakenOver: when another proxy (another cluster's on this host)
+// rewrote the table, the next sync writes it whole instead of a
+// difference from what is no longer there.
+func TestTableTakenOver(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
+	a := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
+	b := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
+	webA := []*corev1.Service{svc("web", "10.96.0.10")}
+	slicesA := []*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.5", testNode))}
+	programWith(t, a, fake, webA, slicesA)
+	programWith(t, b, fake, []*corev1.Service{svc("other", "10.96.0.20")}, nil)
+	slicesA = []*discoveryv1.EndpointSlice{slice("web", readyOn("10.88.0.5", testNode), readyOn("10.88.0.6", testNode))}
+	dump := programWith(t, a, fake, webA, slicesA)
+	if hasLine(dump, "10.96.0.20") || !hasLine(dump, "mod 2") {
+		t.Errorf("a's sync after b's did not rewrite the table:\n%s", dump)
 	}
 }
 
