@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	// The CoreDNS plugins the Corefile uses; each registers itself.
 	_ "github.com/coredns/coredns/plugin/bind"
@@ -183,6 +184,10 @@ func (s *Server) start() (*caddy.Instance, netip.AddrPort, error) {
 			Contents:       []byte(corefile(s.cfg, ip, p)),
 			ServerTypeName: "dns",
 		})
+		// The kubernetes plugin's setup points klog, process-wide, at
+		// CoreDNS's logger, which would label every component's klog
+		// lines "plugin/kubernetes"; klog goes back to its own output.
+		klog.ClearLogger()
 		if err == nil {
 			return inst, netip.AddrPortFrom(ip, p), nil
 		}
