@@ -270,11 +270,12 @@ func sortedNames(m map[string]string) []string {
 
 // probeScript is the client's loop: once a second, look the Service's name
 // up (the answer after the "Name:" line of busybox nslookup) and fetch its
-// page, printing "probe N lookup=ADDRESS reply=POD".
+// page by name, printing "probe N lookup=ADDRESS reply=POD". (The demo
+// image's busybox wget crashes with -T, so timeout bounds it.)
 func probeScript(fqdn string) string {
 	return `i=0; while true; do i=$((i+1)); ` +
 		`a=$(nslookup ` + fqdn + ` 2>&1 | awk '/^Name:/ {n=1} n && /^Address/ {print $NF; exit}'); ` +
-		`r=$(wget -qO- -T 2 http://` + fqdn + `/ 2>/dev/null | sed -n 's/.*Hello from \([^<]*\).*/\1/p'); ` +
+		`r=$(timeout 3 wget -q -O - http://` + fqdn + `/ 2>/dev/null | sed -n 's/.*Hello from \([^<]*\).*/\1/p'); ` +
 		`echo "probe $i lookup=$a reply=$r"; sleep 1; done`
 }
 

@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -20,6 +23,17 @@ func TestDemoServiceDNS(t *testing.T) {
 		const ns = "demo-servicedns-sim"
 		createNamespace(t, c, ns)
 		t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
+		// The shared cluster's containerd node registers after the
+		// simulated ones; it is cordoned once it is there.
+		if _, err := exec.LookPath("containerd"); err == nil {
+			Eventually(t, 2*time.Minute, "the containerd node to register", func() error {
+				nodes, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "node.glassplane.io/runtime=containerd"})
+				if err == nil && len(nodes.Items) == 0 {
+					err = fmt.Errorf("not yet")
+				}
+				return err
+			})
+		}
 		onlyRuntime(t, c, "simulated")
 		out := runDemo(t, c, ns, "service-dns", "ko")
 		for _, w := range []string{
@@ -41,7 +55,10 @@ func TestDemoServiceDNS(t *testing.T) {
 		const ns = "demo-servicedns"
 		createNamespace(t, c, ns)
 		t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", ns, "--wait=false") })
+		// The demo plays the data path when a containerd node is Ready.
+		onlyRuntime(t, c, "containerd")
 		out := runDemo(t, c, ns, "service-dns", "en")
+		t.Log(out)
 		svc := "hello." + ns + ".svc.cluster.local"
 		m := regexp.MustCompile(`client: nslookup ` + regexp.QuoteMeta(svc) + ` → (\S+); wget http://` + regexp.QuoteMeta(svc) + `/ → answered by pod (hello-[12])`).FindStringSubmatch(out)
 		if m == nil {

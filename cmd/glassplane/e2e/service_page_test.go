@@ -71,7 +71,7 @@ func TestServicePage(t *testing.T) {
 	}
 	ready := `[...document.querySelectorAll('[data-testid="endpoint"]')].filter(e => e.dataset.ready === "true").map(e => e.dataset.pod + "@" + e.dataset.node).sort().join(",")`
 	want := fmt.Sprintf("web-1@%s,web-2@%s", node, node)
-	webtest.WaitFor(t, tab, fmt.Sprintf(`%s === %s`, ready, webtest.JSString(want)))
+	waitShown(t, c, tab, ns, ready, want)
 	if !webtest.Eval[bool](t, tab, `window.__noReload === true`) {
 		t.Fatal("the Service page reloaded instead of updating live")
 	}
@@ -101,8 +101,25 @@ func TestServicePage(t *testing.T) {
 	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, "web-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	webtest.WaitFor(t, tab, fmt.Sprintf(`%s === %s`, ready, webtest.JSString("web-2@"+node)))
+	waitShown(t, c, tab, ns, ready, "web-2@"+node)
 	if !webtest.Eval[bool](t, tab, `window.__noReload === true`) {
 		t.Fatal("the Service page reloaded instead of updating live")
 	}
+}
+
+// waitShown waits until the page's expression shown is want; when it does
+// not come, it says what the page showed and what the API holds.
+func waitShown(t *testing.T, c *Cluster, tab context.Context, ns, shown, want string) {
+	t.Helper()
+	deadline := time.Now().Add(webtest.Timeout)
+	var got string
+	for time.Now().Before(deadline) {
+		if got = webtest.Eval[string](t, tab, shown); got == want {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	pods, _ := c.Kubectl(t, "", "get", "pods,endpointslices", "-n", ns, "-o", "wide")
+	panel := webtest.Eval[string](t, tab, `document.getElementById("service-panel").dataset.reloads + " reloads: " + document.getElementById("service-panel").textContent.replace(/\s+/g, " ")`)
+	t.Fatalf("the page shows %q, want %q\npage: %s\nAPI:\n%s", got, want, panel, pods)
 }
