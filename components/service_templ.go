@@ -670,7 +670,7 @@ func ServiceView(s Service) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							var templ_7745c5c3_Var39 = []any{"cond", "cond-" + e.Terminating}
+							var templ_7745c5c3_Var39 = []any{"cond", "term-" + e.Terminating}
 							templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var39...)
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
