@@ -62,15 +62,21 @@ func (s *Server) applyKubeDNSService(ctx context.Context) (*corev1.Service, erro
 		},
 	}
 	services := s.client.CoreV1().Services(metav1.NamespaceSystem)
-	created, err := services.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
-	if err == nil {
-		return created, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("failed to create Service %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
+	// Get first: creating a Service that exists with its cluster IP is
+	// refused for the IP (422, already allocated) before its name (409).
+	if _, err := services.Get(ctx, ServiceName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		created, err := services.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
+		if err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("failed to create Service %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("failed to read Service %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 	}
 	var svc *corev1.Service
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := services.Get(ctx, ServiceName, metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -42,11 +42,11 @@ func clusterDNSAddr(t *testing.T, c *Cluster) string {
 			}
 		}
 		addr = net.JoinHostPort(s.Endpoints[0].Addresses[0], fmt.Sprint(*s.Ports[0].Port))
+		if !strings.Contains(c.Log(), `msg="cluster DNS listening" address=`+addr+" ") {
+			return fmt.Errorf("the kube-dns EndpointSlice points at %s, not where up says the DNS listens: %q", addr, lines(c.Log(), "cluster DNS listening"))
+		}
 		return nil
 	})
-	if !strings.Contains(c.Log(), `msg="cluster DNS listening" address=`+addr+" ") {
-		t.Fatalf("the kube-dns EndpointSlice points at %s, not where up says the DNS listens:\n%s", addr, strings.Join(lines(c.Log(), "cluster DNS"), "\n"))
-	}
 	return addr
 }
 
@@ -358,4 +358,51 @@ func TestClusterDNSUpstreamDown(t *testing.T) {
 	}
 	t.Logf("SERVFAIL for example.com after %v", took)
 	eventuallyAnswers(t, server, "kubernetes.default.svc.cluster.local", dns.TypeA, "10.96.0.1")
+}
+
+// TestClusterDNSRestart: a second `up` on the same data directory keeps
+// kube-dns at 10.96.0.10, points its EndpointSlice at the new server's
+// port, and that server answers.
+func TestClusterDNSRestart(t *testing.T) {
+	dir := t.TempDir()
+	c, err := StartCluster(dir, "--node-runtime", "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := clusterDNSAddr(t, c)
+	svc, err := c.Client.CoreV1().Services("kube-system").Get(context.Background(), "kube-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	c2, err := StartCluster(dir, "--node-runtime", "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c2.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("second start's log:\n%s", tail(c2.Log(), 40))
+		}
+	})
+	// The kubeconfig StartCluster read may still be the first start's.
+	Eventually(t, time.Minute, "the second start's kubeconfig", func() error {
+		if err := c2.connect(); err != nil {
+			return err
+		}
+		if c2.Config.Host != c2.APIURL {
+			return fmt.Errorf("kubeconfig names %s, not %s", c2.Config.Host, c2.APIURL)
+		}
+		return nil
+	})
+	second := clusterDNSAddr(t, c2)
+	again, err := c2.Client.CoreV1().Services("kube-system").Get(context.Background(), "kube-dns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.UID != svc.UID || again.Spec.ClusterIP != "10.96.0.10" {
+		t.Errorf("kube-dns after the restart: uid %s (was %s), clusterIP %s", again.UID, svc.UID, again.Spec.ClusterIP)
+	}
+	t.Logf("DNS at %s, then at %s", first, second)
+	eventuallyAnswers(t, second, "kube-dns.kube-system.svc.cluster.local", dns.TypeA, "10.96.0.10")
 }
