@@ -44,6 +44,13 @@
 // sleeps until its next full resync; if the event stream fails, workers
 // poll again until it is back.
 //
+// Each new pod sandbox gets the resolv.conf the kubelet forms (dns.go)
+// from its dnsPolicy (ClusterFirst: Config.ClusterDNS, the cluster
+// domain's search list before the host's, ndots:5; Default, and
+// ClusterFirst on the host network: Config.ResolvConf; None: only
+// dnsConfig), with dnsConfig merged in and the resolver's limits kept,
+// recording kubelet's MissingClusterDNS and DNSConfigForming warnings.
+//
 // The Node's status carries capacity and allocatable (capacity minus
 // SystemReserved), the pressure conditions from the host's readings
 // (/proc/meminfo, statfs of the data directory, the kernel's task count

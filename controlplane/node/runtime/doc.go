@@ -7,8 +7,10 @@
 // that containers can be created meanwhile) attached to the pod network by
 // CNI (bridge with host-local addresses, plus portmap only for pods with
 // hostPorts) with the kubelet's /etc/hosts (localhost, the pod's address
-// under its hostname, its hostAliases) in the pod's directory, bind-mounted
-// into each of its containers, and a termination message file per
+// under its hostname, its hostAliases) and the pod's resolv.conf (the
+// agent's DNSConfig, written as containerd's CRI writes it; the host's
+// for a pod without one) in the pod's directory, bind-mounted into each of
+// its containers, and a termination message file per
 // container (mounted at its terminationMessagePath, read into the exited
 // status's Message, or the end of the log for a failed container marked
 // to fall back to it), pulls images through containerd's resolver
