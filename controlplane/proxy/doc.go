@@ -10,7 +10,11 @@
 // one's. The proxy that wrote it whole last owns it: its random mark is the
 // one element of the proxy-owner set, and every difference it writes
 // deletes and re-adds that element, so a proxy whose table another one
-// rewrote fails its next difference and writes the table whole. Each sync (after changes, at
+// rewrote fails its next difference and writes the table whole; every
+// OwnerCheckInterval (5 s) it also reads the mark and takes the table
+// back when it lost it. Two clusters with containerd nodes on one host
+// therefore take turns: each one's Services work only while it holds the
+// table (one cluster per host is the setting the data path is made for). Each sync (after changes, at
 // most once per MinSyncInterval) builds the whole desired table from the
 // informers' caches and writes it in one knftables transaction, as
 // kube-proxy's nftables mode: the first sync, one every SyncPeriod (an

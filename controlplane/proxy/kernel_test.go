@@ -155,3 +155,24 @@ func BenchmarkProxySync(b *testing.B) {
 	b.ReportMetric(float64(rules), "rules")
 	b.ReportMetric(float64(chains), "chains")
 }
+
+// TestKernelOwnerMark: the proxy that wrote the table whole last finds
+// its mark in it; the one before does not.
+func TestKernelOwnerMark(t *testing.T) {
+	nft, table := kernelTable(t)
+	ctx := context.Background()
+	a := newProxy(Config{NodeName: testNode, Table: table}, nil, nft)
+	b := newProxy(Config{NodeName: testNode, Table: table}, nil, nft)
+	if err := a.apply(ctx, buildRuleset(nil, testNode, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	if !a.ownsTable(ctx) {
+		t.Fatal("the proxy that wrote the table does not own it")
+	}
+	if err := b.apply(ctx, buildRuleset(nil, testNode, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	if a.ownsTable(ctx) || !b.ownsTable(ctx) {
+		t.Errorf("after b wrote the table: a owns it %v, b owns it %v", a.ownsTable(ctx), b.ownsTable(ctx))
+	}
+}

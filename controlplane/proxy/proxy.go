@@ -31,6 +31,9 @@ const (
 	// DefaultMinSyncInterval is the least time between two syncs; changes
 	// arriving meanwhile are written together by the next.
 	DefaultMinSyncInterval = 100 * time.Millisecond
+	// DefaultOwnerCheckInterval is how often the proxy checks that no
+	// other proxy on the host (another cluster's) rewrote its table.
+	DefaultOwnerCheckInterval = 5 * time.Second
 	// DefaultSyncPeriod is how often the table is rewritten whole even
 	// without a change, repairing drift (kube-proxy's nftables mode: an
 	// hour).
@@ -64,6 +67,8 @@ type Config struct {
 	MinSyncInterval time.Duration
 	// SyncPeriod is DefaultSyncPeriod when zero.
 	SyncPeriod time.Duration
+	// OwnerCheckInterval is DefaultOwnerCheckInterval when zero.
+	OwnerCheckInterval time.Duration
 	// Logger receives the proxy's logs (slog.Default() when nil).
 	Logger *slog.Logger
 }
@@ -119,13 +124,16 @@ func newProxy(cfg Config, client kubernetes.Interface, nft knftables.Interface) 
 	if cfg.SyncPeriod == 0 {
 		cfg.SyncPeriod = DefaultSyncPeriod
 	}
+	if cfg.OwnerCheckInterval == 0 {
+		cfg.OwnerCheckInterval = DefaultOwnerCheckInterval
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	return &Proxy{
 		cfg: cfg, client: client, nft: nft, log: cfg.Logger.With("component", "proxy"),
 		setSysctl: func(string, string) error { return nil },
-		owner:     fmt.Sprintf("0x%08x", rand.Uint32()),
+		owner:     fmt.Sprint(rand.Uint32()),
 		wake:      make(chan struct{}, 1),
 		lastWrite: map[string]programmed{},
 	}
@@ -183,6 +191,8 @@ func (p *Proxy) requestSync() {
 func (p *Proxy) loop(ctx context.Context) {
 	period := time.NewTimer(p.cfg.SyncPeriod)
 	defer period.Stop()
+	check := time.NewTicker(p.cfg.OwnerCheckInterval)
+	defer check.Stop()
 	var last time.Time
 	for {
 		full := false
@@ -191,6 +201,12 @@ func (p *Proxy) loop(ctx context.Context) {
 			return
 		case <-p.wake:
 		case <-period.C:
+			full = true
+		case <-check.C:
+			if p.ownsTable(ctx) {
+				continue
+			}
+			p.log.Info("another proxy rewrote the table, writing it whole", "table", p.cfg.Table)
 			full = true
 		}
 		if wait := p.cfg.MinSyncInterval - time.Since(last); wait > 0 {
@@ -217,6 +233,13 @@ func (p *Proxy) loop(ctx context.Context) {
 			period.Reset(p.cfg.SyncPeriod)
 		}
 	}
+}
+
+// ownsTable reports whether the table's owner mark is still this
+// proxy's (one nft list of a one-element set).
+func (p *Proxy) ownsTable(ctx context.Context) bool {
+	elems, err := p.nft.ListElements(ctx, "set", ownerSet)
+	return err == nil && len(elems) == 1 && len(elems[0].Key) == 1 && elems[0].Key[0] == p.owner
 }
 
 // sync writes the table from the caches (whole with full) and records an

@@ -82,7 +82,7 @@ func programWith(t *testing.T, p *Proxy, fake *knftables.Fake, services []*corev
 
 var (
 	elementComment = regexp.MustCompile(` comment "[^"]*"`)
-	ownerMark      = regexp.MustCompile(`proxy-owner \{ 0x[0-9a-f]+ \}`)
+	ownerMark      = regexp.MustCompile(`proxy-owner \{ [0-9]+ \}`)
 )
 
 func chainOf(prefix string, s *corev1.Service) string {
