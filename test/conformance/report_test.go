@@ -6,8 +6,8 @@ import (
 )
 
 const sampleJUnit = `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites tests="4" failures="1">
-  <testsuite name="Kubernetes e2e suite" tests="4" failures="1" time="120.5">
+<testsuites tests="5" failures="1">
+  <testsuite name="Kubernetes e2e suite" tests="5" failures="1" time="120.5">
     <testcase name="[SynchronizedBeforeSuite]" status="passed" time="1"></testcase>
     <testcase name="[It] [sig-apps] Job should run a job to completion [Conformance]" status="passed" time="12.5"></testcase>
     <testcase name="[It] [sig-node] Pods should be updated [NodeConformance] [Conformance]" status="failed" time="30">
@@ -17,6 +17,9 @@ const sampleJUnit = `<?xml version="1.0" encoding="UTF-8"?>
       <failure message="no load balancer" type="failed"></failure>
     </testcase>
     <testcase name="[It] [sig-apps] Job should not be conformance" status="passed" time="1"></testcase>
+    <testcase name="[It] [sig-apps] Daemon set should rollback [Conformance] [sig-apps, Conformance]" status="skipped" time="0.1">
+      <skipped message="skipped - Requires at least 2 nodes (not 1)"></skipped>
+    </testcase>
   </testsuite>
 </testsuites>`
 
@@ -25,14 +28,15 @@ func TestReportCountsPerSig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 3 || dur.Seconds() != 120.5 {
-		t.Fatalf("got %d specs in %s, want 3 in 2m0.5s: %+v", len(specs), dur, specs)
+	if len(specs) != 4 || dur.Seconds() != 120.5 {
+		t.Fatalf("got %d specs in %s, want 4 in 2m0.5s: %+v", len(specs), dur, specs)
 	}
 	na := map[string]string{"[sig-network] Services should serve a LoadBalancer [Conformance]": "needs a cloud load balancer"}
 	page := renderPage("# head\n", specs, na, dur, "")
 	for _, want := range []string{
-		"**1 / 2 / 3**",
-		"| sig-apps | 1 | 1 | 1 |",
+		"**1 / 2 / 4**",
+		"| sig-apps | 1 | 1 | 2 |",
+		"| [sig-apps] Daemon set should rollback [Conformance] | n/a: the spec skips itself: Requires at least 2 nodes (not 1) |",
 		"| sig-network | 0 | 0 | 1 |",
 		"| sig-node | 0 | 1 | 1 |",
 		"| failed: timed out waiting for the pod |",
