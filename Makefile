@@ -49,6 +49,7 @@ test-e2e: build
 
 bench: deps build
 	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m $(E2E_PKGS)
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkProxySync -benchtime 5x ./controlplane/proxy/
 
 # Kubernetes v1.37.2's [Conformance] specs against a fresh cluster with a real
 # containerd node (docs/conformance.md): the full run (about 1.5 hours on 2 cores)
