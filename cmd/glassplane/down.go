@@ -37,7 +37,7 @@ func newDownCommand() *cobra.Command {
 			"its pods' containers keep running, as after Ctrl-C, and the next up adopts them.\n" +
 			"With --purge it then removes the pods' containers and tasks from the managed containerd (its images and snapshots go with the data directory), " +
 			"their network namespaces and addresses, the pod network's bridge gp0 and masquerade rule once no pod of any Glassplane on this host uses them, " +
-			"and the data directory. Containers in a containerd named by \"glassplane up --containerd-address\" are left alone.",
+			"the service proxy's nftables table (ip glassplane-proxy, shared by the Glassplanes on this host), and the data directory. Containers in a containerd named by \"glassplane up --containerd-address\" are left alone.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := existingDataDir(dataDir)

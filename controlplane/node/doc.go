@@ -57,7 +57,10 @@
 // against pid_max) with kubelet's thresholds and reasons, nodeInfo and the
 // node's images. Its HTTPS server answers the API server's pods/log,
 // pods/exec (websocket) and pods/portforward (SPDY, dialled to the pod's
-// localhost inside its network namespace). emptyDir volumes of medium
-// Memory are tmpfs mounts. This room touches the API through its client
-// and containers through its runtime, nothing else.
+// localhost inside its network namespace), and /glassplane/proxy-rules:
+// the rules of the node's service proxy (Config.Proxy, controlplane/proxy,
+// which the agent runs once its Node is registered and stops with it).
+// emptyDir volumes of medium Memory are tmpfs mounts. This room touches
+// the API through its client and containers through its runtime, nothing
+// else.
 package node
