@@ -201,6 +201,13 @@ func TestProxyServiceDataPath(t *testing.T) {
 		})
 	})
 
+	t.Run("nodes/proxy needs get on nodes/proxy", func(t *testing.T) {
+		out, err := c.Kubectl(t, "", "get", "--raw", fmt.Sprintf("/api/v1/nodes/%s/proxy/glassplane/proxy-rules?namespace=%s&name=web", nodeName, ns), "--as", "jane")
+		if err == nil || !strings.Contains(out, `cannot get resource "nodes/proxy"`) {
+			t.Errorf("jane read the node's proxy rules (err %v): %s", err, out)
+		}
+	})
+
 	t.Run("EndpointsProgrammed Events", func(t *testing.T) {
 		want := fmt.Sprintf("Programmed 2 ready endpoints for %s:80/TCP on node %s (nftables, ", clusterIP, nodeName)
 		Eventually(t, time.Minute, "an EndpointsProgrammed Event for 2 endpoints", func() error {
