@@ -45,8 +45,12 @@ type resource struct {
 	StorageResource string
 	// Subresources served below an object's path.
 	Subresources []*subresource
-	// TracksGeneration bumps metadata.generation on spec changes.
+	// TracksGeneration bumps metadata.generation on spec changes (on
+	// changes of what Generational returns, when set).
 	TracksGeneration bool
+	// Generational returns the part of an object whose changes bump its
+	// generation, for kinds without a spec (an EndpointSlice's content).
+	Generational func(obj runtime.Object) any
 	// HasStatus means the main resource ignores status changes and the
 	// status subresource ignores everything else.
 	HasStatus bool
@@ -202,6 +206,7 @@ func newResources() []*resource {
 		{
 			GVK: discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), Resource: "endpointslices", Singular: "endpointslice", Namespaced: true,
 			Verbs: verbsAll, StorageResource: "endpointslices",
+			TracksGeneration: true, Generational: endpointSliceContent,
 		},
 		{
 			GVK: core("ConfigMap"), Resource: "configmaps", Singular: "configmap", ShortNames: []string{"cm"}, Namespaced: true,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -579,5 +580,39 @@ func TestServiceRepair(t *testing.T) {
 	}
 	if len(got.IPsClaimed)+len(got.IPsReleased)+len(got.PortsMarked)+len(got.PortsReleased) != 0 {
 		t.Fatalf("a repair of a right state did %+v", got)
+	}
+}
+
+// TestEndpointSliceGeneration: an EndpointSlice starts at generation 1 and
+// grows with its endpoints, ports or labels, not with annotations, as
+// upstream's strategy has it (the EndpointSlice controller's tracker reads
+// it to tell a stale cache).
+func TestEndpointSliceGeneration(t *testing.T) {
+	ns := shared.namespace(t)
+	ctx := ctxT(t)
+	slices := shared.client.DiscoveryV1().EndpointSlices(ns)
+	ready := true
+	s, err := slices.Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-1", Labels: map[string]string{"kubernetes.io/service-name": "web"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.88.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Generation != 1 {
+		t.Fatalf("created at generation %d", s.Generation)
+	}
+	s.Annotations = map[string]string{"note": "x"}
+	if s, err = slices.Update(ctx, s, metav1.UpdateOptions{}); err != nil || s.Generation != 1 {
+		t.Fatalf("annotation update: generation %d, %v", s.Generation, err)
+	}
+	s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.88.0.6"}})
+	if s, err = slices.Update(ctx, s, metav1.UpdateOptions{}); err != nil || s.Generation != 2 {
+		t.Fatalf("endpoints update: generation %d, %v", s.Generation, err)
+	}
+	s.Labels["extra"] = "y"
+	if s, err = slices.Update(ctx, s, metav1.UpdateOptions{}); err != nil || s.Generation != 3 {
+		t.Fatalf("labels update: generation %d, %v", s.Generation, err)
 	}
 }

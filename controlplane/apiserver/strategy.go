@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,10 +87,26 @@ func prepareForUpdate(res *resource, old, next runtime.Object) {
 		// spec.finalizers changes only through /finalize.
 		ns.Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
 	}
-	if res.TracksGeneration && !equality.Semantic.DeepEqual(structField(old, "Spec"), structField(next, "Spec")) {
+	if res.TracksGeneration && !equality.Semantic.DeepEqual(generational(res, old), generational(res, next)) {
 		nm, _ := meta.Accessor(next)
 		nm.SetGeneration(nm.GetGeneration() + 1)
 	}
+}
+
+// generational returns the part of obj whose changes bump its generation:
+// its spec, or what the resource's Generational picks.
+func generational(res *resource, obj runtime.Object) any {
+	if res.Generational != nil {
+		return res.Generational(obj)
+	}
+	return structField(obj, "Spec")
+}
+
+// endpointSliceContent is what bumps an EndpointSlice's generation, as
+// upstream's strategy has it: anything but its metadata, and its labels.
+func endpointSliceContent(obj runtime.Object) any {
+	s := obj.(*discoveryv1.EndpointSlice)
+	return []any{s.AddressType, s.Endpoints, s.Ports, s.Labels}
 }
 
 // prepareForStatusUpdate does what the status strategies do: only status

@@ -5,5 +5,9 @@
 // selected pods with their ready, serving and terminating conditions, at
 // most MaxEndpointsPerSlice per slice, one set of slices per distinct
 // port mapping. It reads Services, pods and EndpointSlices through
-// informers and writes EndpointSlices through the API.
+// informers and writes EndpointSlices through the API. It remembers the
+// generation of every slice it wrote (tracker.go, upstream's
+// EndpointSliceTracker) and retries a sync later while its informer cache
+// has not yet seen those writes, so that a quick second sync does not make a
+// second slice for the same endpoints.
 package endpointslice

@@ -2,12 +2,14 @@ package endpointslice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -15,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
@@ -46,7 +49,15 @@ type Controller struct {
 	sliceLister discoverylisters.EndpointSliceLister
 	synced      []toolscache.InformerSynced
 	queue       workqueue.TypedRateLimitingInterface[string]
+	tracker     *tracker
+	// serviceUIDs maps a Service's key to its uid, for forgetting what
+	// the tracker holds of it once it is gone.
+	serviceUIDs sync.Map
 }
+
+// errStaleCache asks for a later sync: the slice informer has not yet seen
+// the controller's own writes.
+var errStaleCache = errors.New("EndpointSlice informer cache is out of date")
 
 // New builds the controller on the given informers. Nothing runs until Run.
 func New(log *slog.Logger, client kubernetes.Interface, recorder record.EventRecorder, svcInformer coreinformers.ServiceInformer, podInformer coreinformers.PodInformer, sliceInformer discoveryinformers.EndpointSliceInformer) (*Controller, error) {
@@ -59,6 +70,7 @@ func New(log *slog.Logger, client kubernetes.Interface, recorder record.EventRec
 		sliceLister: sliceInformer.Lister(),
 		synced:      []toolscache.InformerSynced{svcInformer.Informer().HasSynced, podInformer.Informer().HasSynced, sliceInformer.Informer().HasSynced},
 		queue:       controllerutil.NewQueue("endpoint_slice"),
+		tracker:     newTracker(),
 	}
 	enqueue := func(obj any) {
 		if key, err := controllerutil.KeyFunc(obj); err == nil {
@@ -102,8 +114,17 @@ func New(log *slog.Logger, client kubernetes.Interface, recorder record.EventRec
 			}
 		}
 	}
+	sliceDeleted := func(obj any) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			c.tracker.gone(s)
+		}
+		sliceChanged(obj)
+	}
 	if _, err := sliceInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, o any) { sliceChanged(o) }, DeleteFunc: sliceChanged,
+		AddFunc: sliceChanged, UpdateFunc: func(_, o any) { sliceChanged(o) }, DeleteFunc: sliceDeleted,
 	}); err != nil {
 		return nil, fmt.Errorf("failed to add endpointslice handler: %w", err)
 	}
@@ -137,6 +158,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		// The slices are owned by the Service; the garbage collector
 		// removes them.
+		if uid, ok := c.serviceUIDs.LoadAndDelete(key); ok {
+			c.tracker.forget(uid.(types.UID))
+		}
 		return nil
 	}
 	if err != nil {
@@ -154,6 +178,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}))
 	if err != nil {
 		return err
+	}
+	c.serviceUIDs.Store(key, svc.UID)
+	if c.tracker.stale(svc.UID, existing) {
+		return errStaleCache
 	}
 	sort.Slice(existing, func(i, j int) bool { return existing[i].Name < existing[j].Name })
 	used := make([]bool, len(existing))
@@ -184,6 +212,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("failed to delete endpoint slice %q: %w", s.Name, err)
 		}
+		if err == nil {
+			c.tracker.deleting(svc.UID, s)
+		}
 	}
 	return nil
 }
@@ -213,10 +244,13 @@ func (c *Controller) create(ctx context.Context, svc *v1.Service, want desiredSl
 		Endpoints:   want.endpoints,
 		Ports:       want.ports,
 	}
-	_, err := c.client.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, slice, metav1.CreateOptions{})
+	created, err := c.client.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, slice, metav1.CreateOptions{})
 	if err != nil && !apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 		c.recorder.Eventf(svc, v1.EventTypeWarning, "FailedToUpdateEndpointSlices", "Error updating Endpoint Slices for Service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return fmt.Errorf("failed to create endpoint slice for %q: %w", svc.Name, err)
+	}
+	if err == nil {
+		c.tracker.wrote(svc.UID, created)
 	}
 	return nil
 }
@@ -230,10 +264,12 @@ func (c *Controller) update(ctx context.Context, svc *v1.Service, cur *discovery
 	s.Labels = wantLabels
 	s.Endpoints = want.endpoints
 	s.Ports = want.ports
-	if _, err := c.client.DiscoveryV1().EndpointSlices(s.Namespace).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+	updated, err := c.client.DiscoveryV1().EndpointSlices(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+	if err != nil {
 		c.recorder.Eventf(svc, v1.EventTypeWarning, "FailedToUpdateEndpointSlices", "Error updating Endpoint Slices for Service %s/%s: %v", svc.Namespace, svc.Name, err)
 		return fmt.Errorf("failed to update endpoint slice %q: %w", s.Name, err)
 	}
+	c.tracker.wrote(svc.UID, updated)
 	return nil
 }
 
