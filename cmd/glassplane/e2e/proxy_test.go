@@ -283,14 +283,13 @@ func TestProxyRestartRemovesDrift(t *testing.T) {
 		}
 		return nil
 	})
-	for _, cmd := range [][]string{
-		{"add", "chain", "ip", proxyTable, "stale-by-hand"},
-		{"add", "rule", "ip", proxyTable, "stale-by-hand", "drop"},
-		{"add", "element", "ip", proxyTable, "service-ips", "{ 10.96.255.254 . tcp . 80 : goto stale-by-hand }"},
-	} {
-		if out, err := exec.Command("nft", cmd...).CombinedOutput(); err != nil {
-			t.Fatalf("nft %s: %v: %s", strings.Join(cmd, " "), err, out)
-		}
+	// One nft transaction: another cluster's proxy on this host may
+	// rewrite the table at any time.
+	handMade := fmt.Sprintf("add chain ip %[1]s stale-by-hand\nadd rule ip %[1]s stale-by-hand drop\nadd element ip %[1]s service-ips { 10.96.255.254 . tcp . 80 : goto stale-by-hand }\n", proxyTable)
+	nft := exec.Command("nft", "-f", "-")
+	nft.Stdin = strings.NewReader(handMade)
+	if out, err := nft.CombinedOutput(); err != nil {
+		t.Fatalf("nft -f - <<%q: %v: %s", handMade, err, out)
 	}
 	if table := nftTable(t); !strings.Contains(table, "stale-by-hand") {
 		t.Fatalf("the hand-made chain is not in the table:\n%s", table)
