@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/web/webtest"
 )
 
 // hostileText is markup a label, a name or the proxy's rules may hold.
@@ -32,8 +34,11 @@ type serviceAPI struct {
 	slices    []discoveryv1.EndpointSlice
 	nodes     []corev1.Node
 	rules     string
-	mu        sync.Mutex // guards forbidden, selectors
+	mu        sync.Mutex // guards forbidden, rulesDown, selectors
 	forbidden map[string]bool
+	// rulesDown makes the node's rules answer 503, as before its proxy
+	// synced.
+	rulesDown bool
 	// selectors are the label selectors the EndpointSlice lists asked.
 	selectors []string
 }
@@ -69,6 +74,10 @@ func (a *serviceAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			write(corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: a.nodes})
 		}
 	case "/api/v1/nodes/vm/proxy/glassplane/proxy-rules":
+		if a.rulesDown {
+			http.Error(w, "the proxy has not synced yet", http.StatusServiceUnavailable)
+			return
+		}
 		if r.URL.Query().Get("namespace") != ns || r.URL.Query().Get("name") != name {
 			http.Error(w, "wrong service", http.StatusBadRequest)
 			return
@@ -291,5 +300,30 @@ func TestServicePageReadsAsTheUser(t *testing.T) {
 	}
 	if got := text(byTestID(doc, "service-type")[0]); got != "NodePort" {
 		t.Errorf("the Service itself is not shown: type %q", got)
+	}
+}
+
+func (a *serviceAPI) setRulesDown(down bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rulesDown = down
+}
+
+// TestBrowserServiceRulesComeWhenAvailable opens a Service's page while the
+// node's rules are not available: the page says so, then shows them once
+// the node answers, with nothing about the Service changing meanwhile.
+func TestBrowserServiceRulesComeWhenAvailable(t *testing.T) {
+	e, api := newServiceEnv(t, webService(), webSlices(), runtimeNode("vm", "containerd"))
+	api.setRulesDown(true)
+	ctx := webtest.Browser(t)
+	webtest.Navigate(t, ctx, e.srv.URL+"/objects/services/default/web")
+	webtest.WaitSelector(t, ctx, webtest.TestID("rules-unavailable"))
+	if got := webtest.Eval[string](t, ctx, `document.querySelector('[data-testid="rules-unavailable"]').textContent`); !strings.Contains(got, "rules not available:") {
+		t.Errorf("unavailable rules say %q", got)
+	}
+	api.setRulesDown(false)
+	webtest.WaitFor(t, ctx, `document.querySelector('[data-testid="rules"]')?.textContent.includes("goto svc-web")`)
+	if n := webtest.Eval[int](t, ctx, `document.querySelectorAll("img").length`); n != 0 {
+		t.Errorf("%d <img> elements from the rules' text", n)
 	}
 }

@@ -2,12 +2,19 @@
 // and the proxy's rules per node) is read again from the server
 // (?part=service, rendered and escaped there) when the Service, one of its
 // EndpointSlices or an Event about it (the proxy's EndpointsProgrammed)
-// changes; what changed flashes.
+// changes, and every few seconds while a node's rules are not available;
+// what changed flashes.
 import { flash } from "./dom.js";
 import { applyLang } from "./i18n.js";
 
 const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 const RELOAD_MS = 250;
+// While a node's rules are not available (its proxy not started or not
+// synced yet), the panel is read again every RETRY_MS: no change to the
+// Service says when they become available. A page retries at most
+// MAX_RETRIES times (a user RBAC keeps from nodes/proxy never gets them).
+const RETRY_MS = 3000;
+const MAX_RETRIES = 40;
 
 // rowKey names a panel row so the old and the new panel can be compared.
 function rowKey(n) {
@@ -52,6 +59,16 @@ export function servicePage(stream) {
   let timer = 0;
   let running = false;
   let again = false;
+  let retry = 0;
+  let retries = 0;
+  // retryUnavailable reads the panel again later while rules are missing.
+  const retryUnavailable = () => {
+    clearTimeout(retry);
+    if (retries < MAX_RETRIES && panel.querySelector('[data-testid="rules-unavailable"]')) {
+      retries++;
+      retry = setTimeout(() => soon(), RETRY_MS);
+    }
+  };
   const soon = () => {
     if (timer) return;
     timer = setTimeout(async () => {
@@ -68,10 +85,13 @@ export function servicePage(stream) {
         if (again) {
           again = false;
           soon();
+        } else {
+          retryUnavailable();
         }
       }
     }, RELOAD_MS);
   };
+  retryUnavailable();
   const mine = (m) => (m.namespace || "") === namespace;
   stream
     .on("watch", (m) => {
