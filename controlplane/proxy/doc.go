@@ -22,9 +22,10 @@
 // nothing else stays in it (rules added by hand, a previous run's
 // chains); the others write only the difference from what the proxy wrote
 // last (new, changed and stale chains, map elements and affinity sets),
-// so a change to one Service costs about the same with 10 or 1,000
-// Services (BenchmarkProxySync: ~200 ms per sync at 1,000 Services × 10
-// endpoints, most of it building the desired table).
+// so a change to one Service costs far less than a rewrite
+// (BenchmarkProxySync, 1,000 Services × 10 endpoints, 11,008 chains and
+// 22,010 rules on a shared 2-core machine: 0.2 s per sync when quiet,
+// 0.5–1.1 s at load average 20; the whole table 4–5 s).
 //
 // The table follows kube-proxy's layout: base chains nat-prerouting and
 // nat-output jump to "services", which looks up
