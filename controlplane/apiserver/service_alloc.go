@@ -364,9 +364,6 @@ func (a *serviceAllocator) allocatePorts(ctx context.Context, svc *corev1.Servic
 			bits.SetBit(bits, port-a.portMin, 1)
 			claimed = append(claimed, port)
 		}
-		size := a.portMax - a.portMin + 1
-		start := rand.IntN(size)
-		next := 0
 		for _, i := range missing {
 			// Two ports of one Service with the same number but
 			// different protocols share a node port, as upstream's do.
@@ -374,20 +371,13 @@ func (a *serviceAllocator) allocatePorts(ctx context.Context, svc *corev1.Servic
 				svc.Spec.Ports[i].NodePort = int32(shared)
 				continue
 			}
-			found := false
-			for ; next < size; next++ {
-				offset := (start + next) % size
-				if bits.Bit(offset) == 0 {
-					bits.SetBit(bits, offset, 1)
-					claimed = append(claimed, a.portMin+offset)
-					svc.Spec.Ports[i].NodePort = int32(a.portMin + offset)
-					found = true
-					break
-				}
-			}
-			if !found {
+			offset, ok := a.freePort(bits)
+			if !ok {
 				return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", errRangeFull))
 			}
+			bits.SetBit(bits, offset, 1)
+			claimed = append(claimed, a.portMin+offset)
+			svc.Spec.Ports[i].NodePort = int32(a.portMin + offset)
 		}
 		return nil
 	})
@@ -398,6 +388,35 @@ func (a *serviceAllocator) allocatePorts(ctx context.Context, svc *corev1.Servic
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// freePort returns the offset of a free node port: from a random place in
+// the upper part of the range first, the lower band (the range's size / 32,
+// 16 to 128 ports) being kept for ports asked for by number, as
+// kube-apiserver's allocator does since ServiceNodePortStaticSubrange.
+func (a *serviceAllocator) freePort(bits *big.Int) (int, bool) {
+	size := a.portMax - a.portMin + 1
+	band := min(max(16, size/32), 128)
+	if band >= size {
+		band = 0
+	}
+	try := func(lo, hi int) (int, bool) {
+		if hi <= lo {
+			return 0, false
+		}
+		start := rand.IntN(hi - lo)
+		for i := range hi - lo {
+			offset := lo + (start+i)%(hi-lo)
+			if bits.Bit(offset) == 0 {
+				return offset, true
+			}
+		}
+		return 0, false
+	}
+	if offset, ok := try(band, size); ok {
+		return offset, true
+	}
+	return try(0, band)
 }
 
 // sharedNodePort returns the node port an earlier port of svc with the same

@@ -616,3 +616,17 @@ func TestEndpointSliceGeneration(t *testing.T) {
 		t.Fatalf("labels update: generation %d, %v", s.Generation, err)
 	}
 }
+
+// TestNodePortStaticBand: ports picked for a Service come from above the
+// lower band of the range (size/32, 16 to 128 ports), which is kept for
+// ports asked for by number, as kube-apiserver's allocator does.
+func TestNodePortStaticBand(t *testing.T) {
+	ns := shared.namespace(t)
+	for _, svc := range createServicesConcurrently(t, shared.client, ns, "band", 20) {
+		for _, p := range svc.Spec.Ports {
+			if p.NodePort < 30000+86 {
+				t.Errorf("service %s got node port %d, inside the static band 30000-30085", svc.Name, p.NodePort)
+			}
+		}
+	}
+}
