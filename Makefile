@@ -52,7 +52,7 @@ bench: deps build
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkProxySync -benchtime 5x ./controlplane/proxy/
 
 # Kubernetes v1.37.2's [Conformance] specs against a fresh cluster with a real
-# containerd node (docs/conformance.md): the full run (about 1.5 hours on 2 cores)
+# containerd node (docs/conformance.md): the full run (about 45 minutes on 2 cores)
 # rewrites docs/conformance.md; the smoke subset (test/conformance/smoke.txt)
 # fails when one of its specs fails.
 conformance: build

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -147,6 +148,8 @@ func reportCmd(args []string) error {
 	header := fl.String("header", "conformance-header.md", "the page's text above the results")
 	out := fl.String("out", "../../docs/conformance.md", "page to write")
 	started := fl.String("started", "", "when the run started (RFC 3339)")
+	logFile := fl.String("log", "", "Ginkgo's verbose output, read when the JUnit lists no spec")
+	took := fl.Duration("took", 0, "the run's duration, when read from -log")
 	_ = fl.Parse(args)
 	f, err := os.Open(*junit)
 	if err != nil {
@@ -156,6 +159,17 @@ func reportCmd(args []string) error {
 	specs, dur, err := readJUnit(f)
 	if err != nil {
 		return err
+	}
+	if len(specs) == 0 && *logFile != "" {
+		lf, err := os.Open(*logFile)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		if specs, err = readLog(lf); err != nil {
+			return err
+		}
+		dur = *took
 	}
 	na, err := readNotApplicable(*naFile)
 	if err != nil {
@@ -242,6 +256,7 @@ func smokeCmd(args []string) error {
 	fl := flag.NewFlagSet("smoke", flag.ExitOnError)
 	junit := fl.String("junit", "", "Ginkgo JUnit report of a full run")
 	n := fl.Int("n", 40, "how many specs")
+	logFile := fl.String("log", "", "Ginkgo's verbose output, read when the JUnit lists no spec")
 	_ = fl.Parse(args)
 	f, err := os.Open(*junit)
 	if err != nil {
@@ -251,6 +266,16 @@ func smokeCmd(args []string) error {
 	specs, _, err := readJUnit(f)
 	if err != nil {
 		return err
+	}
+	if len(specs) == 0 && *logFile != "" {
+		lf, err := os.Open(*logFile)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		if specs, err = readLog(lf); err != nil {
+			return err
+		}
 	}
 	for _, name := range pickSmoke(specs, *n) {
 		fmt.Println(name)
@@ -285,4 +310,63 @@ func pickSmoke(specs []spec, n int) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+var (
+	ansi       = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	resultHead = regexp.MustCompile(`^(?:•|S) (?:\[([A-Z]+)\] )?\[([0-9.]+) seconds\]`)
+)
+
+// readLog reads the [Conformance] specs' results from Ginkgo's verbose
+// output (ginkgo -v), for runs whose JUnit came out empty: each result is a
+// "• [FAILED] [12.3 seconds]" line, then the spec's text with "[It]" before
+// its leaf, then, for a failure, its "[FAILED] <message>" line.
+func readLog(r io.Reader) ([]spec, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var specs []spec
+	var cur *spec
+	expectName := false
+	for sc.Scan() {
+		l := ansi.ReplaceAllString(sc.Text(), "")
+		if m := resultHead.FindStringSubmatch(l); m != nil {
+			cur = &spec{status: "passed"}
+			cur.seconds, _ = strconv.ParseFloat(m[2], 64)
+			switch m[1] {
+			case "":
+			case "SKIPPED":
+				cur.status = "not run"
+			default:
+				cur.status = "failed"
+			}
+			expectName = true
+			continue
+		}
+		if expectName {
+			expectName = false
+			name := labelsSuffix.ReplaceAllString(strings.Replace(strings.TrimSpace(l), "[It] ", "", 1), "")
+			if !strings.Contains(name, "[Conformance]") {
+				cur = nil
+				continue
+			}
+			cur.name, cur.sig = name, "other"
+			if m := sigName.FindStringSubmatch(name); m != nil {
+				cur.sig = m[1]
+			}
+			specs = append(specs, *cur)
+			continue
+		}
+		t := strings.TrimSpace(l)
+		if cur != nil && cur.name != "" && cur.status == "failed" && strings.HasPrefix(t, "[FAILED] ") && !strings.HasPrefix(t, "[FAILED] in [") {
+			last := &specs[len(specs)-1]
+			if last.reason == "" {
+				last.reason = firstLine(regexp.MustCompile(` @ [0-9/]+ [0-9:.]+$`).ReplaceAllString(t, ""))
+			}
+		}
+		if t == "------------------------------" {
+			cur = nil
+		}
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].name < specs[j].name })
+	return specs, sc.Err()
 }

@@ -9,7 +9,7 @@
 #   4. full: writes docs/conformance.md from the JUnit (go run . report).
 #
 # Usage: run.sh full|smoke
-#   full   every [Conformance] spec (about an hour and a half on 2 cores)
+#   full   every [Conformance] spec (about 45 minutes on 2 cores with a built e2e.test)
 #   smoke  the specs in smoke.txt; exits non-zero when one fails
 # Environment: GLASSPLANE_BIN (default bin/glassplane), CONFORMANCE_OUT
 # (default /tmp/glassplane-conformance), CONFORMANCE_CACHE (where e2e.test
@@ -75,7 +75,7 @@ ginkgo="$cache/$key/ginkgo"
 [ -x "$ginkgo" ] || go build -o "$ginkgo" github.com/onsi/ginkgo/v2/ginkgo
 procs="${CONFORMANCE_PROCS:-4}"
 echo "conformance: running $mode specs on $procs processes against $api (log: $out/e2e.log)..."
-started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"; start_s=$(date +%s)
 set +e
 "$ginkgo" --procs "$procs" --focus "$focus" --timeout "${CONFORMANCE_TIMEOUT:-3h}" --no-color -v --output-dir "$out/report" --junit-report junit.xml \
 	"$e2e" -- --kubeconfig "$data/kubeconfig" --provider skeleton --report-dir "$out/report" >"$out/e2e.log" 2>&1
@@ -83,7 +83,7 @@ rc=$?
 set -e
 tail -5 "$out/e2e.log"
 if [ "$mode" = full ]; then
-	go run . report -junit "$out/report/junit.xml" -started "$started" -out "$root/docs/conformance.md"
+	go run . report -junit "$out/report/junit.xml" -log "$out/e2e.log" -took "$(( $(date +%s) - start_s ))s" -started "$started" -out "$root/docs/conformance.md"
 	echo "conformance: wrote docs/conformance.md"
 fi
 exit "$rc"
