@@ -61,3 +61,31 @@ func TestSmokePicksFastestPassingAcrossSigs(t *testing.T) {
 		t.Errorf("smoke = %s, want a1,a2,b1 (two fastest of a, b's one, no failures)", got)
 	}
 }
+
+const sampleLog = "------------------------------\n" +
+	"\x1b[38;5;10m• [2.242 seconds]\x1b[0m\n" +
+	"[sig-node] Downward API should provide hostIPs as an env var [Conformance] [NodeConformance] [sig-node, NodeConformance, Conformance]\n" +
+	"------------------------------\n" +
+	"• [FAILED] [0.3 seconds]\n" +
+	"[sig-apps] CronJob [It] should support CronJob API operations [Conformance] [sig-apps, Conformance]\n" +
+	"  [FAILED] Failed to create CronJob: the server could not find the requested resource @ 12/04/26 05:09:32.671\n" +
+	"  [FAILED] in [It] - cronjob.go:1 @ 12/04/26 05:09:32.671\n" +
+	"------------------------------\n"
+
+func TestReadLogWhenJUnitIsEmpty(t *testing.T) {
+	specs, err := readLog(strings.NewReader(sampleLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 2 {
+		t.Fatalf("got %+v, want 2 specs", specs)
+	}
+	cron, dapi := specs[0], specs[1]
+	if cron.name != "[sig-apps] CronJob should support CronJob API operations [Conformance]" || cron.status != "failed" ||
+		cron.reason != "Failed to create CronJob: the server could not find the requested resource" {
+		t.Errorf("cronjob spec = %+v", cron)
+	}
+	if dapi.name != "[sig-node] Downward API should provide hostIPs as an env var [Conformance] [NodeConformance]" || dapi.status != "passed" || dapi.sig != "sig-node" {
+		t.Errorf("downward API spec = %+v", dapi)
+	}
+}
