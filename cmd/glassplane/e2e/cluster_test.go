@@ -165,6 +165,11 @@ func (c *Cluster) connect() error {
 	if err != nil {
 		return err
 	}
+	// A data directory used before holds the kubeconfig of the earlier
+	// start until this one rewrites it: wait for this start's address.
+	if strings.TrimSuffix(cfg.Host, "/") != c.APIURL {
+		return fmt.Errorf("kubeconfig names %s, not yet this start's %s", cfg.Host, c.APIURL)
+	}
 	cfg.QPS, cfg.Burst = 500, 1000
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
