@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # generate.sh regenerates zz_generated.openapi.go with kube-openapi's openapi-gen,
 # pinned to the k8s.io/kube-openapi version in go.mod so the output is reproducible.
-# The inputs are the packages of the kinds the API server serves, plus the ones
+# The inputs are the packages of the kinds the API server serves (and those the
+# issues 25 and 26 add: autoscaling/v2, admissionregistration/v1, events/v1,
+# storage/v1, apiextensions/v1, metrics v1beta1), plus the ones
 # their fields reach: autoscaling/v1 for the scale subresource's Scale, and
 # scheduling/v1alpha3 for batch/v1 JobSchedulingConfiguration's fields.
 set -euo pipefail
@@ -21,6 +23,12 @@ go run "k8s.io/kube-openapi/cmd/openapi-gen@${kube_openapi_version}" \
 	k8s.io/api/core/v1 \
 	k8s.io/api/apps/v1 \
 	k8s.io/api/autoscaling/v1 \
+	k8s.io/api/autoscaling/v2 \
+	k8s.io/api/admissionregistration/v1 \
+	k8s.io/api/events/v1 \
+	k8s.io/api/storage/v1 \
+	k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 \
+	k8s.io/metrics/pkg/apis/metrics/v1beta1 \
 	k8s.io/api/coordination/v1 \
 	k8s.io/api/rbac/v1 \
 	k8s.io/api/authorization/v1 \
