@@ -11,7 +11,7 @@ E2E_PKGS  := ./cmd/glassplane/e2e/...
 
 export GOFLAGS ?= -mod=mod
 
-.PHONY: all build up deps deps-runtime test test-unit test-e2e bench lint generate templ-check clean conformance conformance-smoke
+.PHONY: all build up deps deps-runtime test test-unit test-e2e bench lint generate templ-check clean conformance conformance-smoke conformance-focus
 
 all: build
 
@@ -60,6 +60,11 @@ conformance: build
 
 conformance-smoke: build
 	GLASSPLANE_BIN=$(abspath $(BIN)) bash test/conformance/run.sh smoke
+
+# The [Conformance] specs matching FOCUS (a Ginkgo regex), e.g.
+# make conformance-focus FOCUS='ReplicationController'.
+conformance-focus: build
+	GLASSPLANE_BIN=$(abspath $(BIN)) bash test/conformance/run.sh focus '$(FOCUS)'
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

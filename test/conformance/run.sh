@@ -8,9 +8,11 @@
 #   3. starts glassplane up on loopback ports and runs e2e.test;
 #   4. full: writes docs/conformance.md from the JUnit (go run . report).
 #
-# Usage: run.sh full|smoke
+# Usage: run.sh full|smoke|focus REGEX
 #   full   every [Conformance] spec (about 45 minutes on 2 cores with a built e2e.test)
 #   smoke  the specs in smoke.txt; exits non-zero when one fails
+#   focus  the [Conformance] specs whose names match REGEX (a Ginkgo focus),
+#          for working on one area; exits non-zero when one fails
 # Environment: GLASSPLANE_BIN (default bin/glassplane), CONFORMANCE_OUT
 # (default /tmp/glassplane-conformance), CONFORMANCE_CACHE (where e2e.test
 # is kept, default ~/.cache/glassplane-conformance).
@@ -31,7 +33,12 @@ smoke)
 	focus="$(grep -v '^#' smoke.txt | sed -e 's/[][\\.^$*+?(){}|/]/\\&/g' | paste -sd'|')"
 	[ -n "$focus" ] || { echo "conformance: smoke.txt lists no specs" >&2; exit 1; }
 	;;
-*) echo "usage: run.sh full|smoke" >&2; exit 2 ;;
+focus)
+	[ -n "${2:-}" ] || { echo "usage: run.sh focus REGEX" >&2; exit 2; }
+	# Ginkgo ORs several --focus flags: the one regex asks for both.
+	focus="\[Conformance\].*($2)|($2).*\[Conformance\]"
+	;;
+*) echo "usage: run.sh full|smoke|focus REGEX" >&2; exit 2 ;;
 esac
 
 # 1. e2e.test, cached by content: the module's requirements and Go.
