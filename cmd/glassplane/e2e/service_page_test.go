@@ -80,11 +80,10 @@ func TestServicePage(t *testing.T) {
 			return err
 		})
 	}
-	// The ready endpoints shown, each once: in one run of six the page
-	// showed web-2's endpoint twice for a minute (two endpoint rows from
-	// the Service's EndpointSlices, which the page renders as read; the
-	// EndpointSlice controller's side of it is not investigated here).
-	ready := `[...new Set([...document.querySelectorAll('[data-testid="endpoint"]')].filter(e => e.dataset.ready === "true").map(e => e.dataset.pod + "@" + e.dataset.node))].sort().join(",")`
+	// The ready endpoints shown, each exactly once: the page renders the
+	// Service's EndpointSlices as read, so an endpoint in two slices (the
+	// EndpointSlice controller acting on a stale cache) would show twice.
+	ready := `[...document.querySelectorAll('[data-testid="endpoint"]')].filter(e => e.dataset.ready === "true").map(e => e.dataset.pod + "@" + e.dataset.node).sort().join(",")`
 	want := fmt.Sprintf("web-1@%s,web-2@%s", node, node)
 	waitShown(t, c, tab, ns, ready, want)
 	if !webtest.Eval[bool](t, tab, `window.__noReload === true`) {
