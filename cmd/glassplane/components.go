@@ -18,6 +18,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/proxy"
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 	"github.com/glassplane/glassplane/controlplane/tempo"
+	"github.com/glassplane/glassplane/controlplane/usage"
 )
 
 // newSchedulerCommand runs the scheduler as its own process against any API
@@ -68,6 +69,7 @@ func newNodeCommand() *cobra.Command {
 		startDelay, completeAfter                                     time.Duration
 		capacity                                                      map[string]string
 		systemReserved                                                string
+		simulatedUsage                                                string
 		insecureRegistries                                            []string
 		clusterDNS                                                    []string
 		clusterDomain, resolvConf                                     string
@@ -109,6 +111,10 @@ func newNodeCommand() *cobra.Command {
 			case "simulated":
 				nc.Runtime = runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: startDelay, CompleteAfter: completeAfter})
 				nc.Simulated = true
+				if _, err := usage.ParseSimulated(simulatedUsage); err != nil {
+					return fmt.Errorf("invalid --simulated-usage: %w", err)
+				}
+				nc.SimulatedUsage = simulatedUsage
 			case "containerd":
 				if containerdAddress == "" {
 					return fmt.Errorf("--containerd-address is required with --runtime containerd")
@@ -150,6 +156,7 @@ func newNodeCommand() *cobra.Command {
 	addDataDirFlag(f, &dataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.DurationVar(&completeAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit")
+	f.StringVar(&simulatedUsage, "simulated-usage", usage.DefaultSimulatedUsage, "the CPU and memory each container of a simulated node reports to metrics.k8s.io, unless its pod's "+usage.AnnotationSimulatedUsage+" annotation says otherwise")
 	f.StringToStringVar(&capacity, "capacity", nil, "override the node's capacity and allocatable, e.g. cpu=16,memory=64Gi,pods=250")
 	f.StringVar(&systemReserved, "system-reserved", "", "resources held back from the node's allocatable, e.g. cpu=100m,memory=256Mi")
 	f.StringSliceVar(&insecureRegistries, "insecure-registry", nil, "registries (host:port) pulled from over plain HTTP (loopback ones always are)")

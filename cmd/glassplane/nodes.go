@@ -172,8 +172,9 @@ func simulatedNode(name string, o upOptions, clusterDNS netip.Addr) node.Config 
 		NodeName:      name,
 		ClusterDNS:    []string{clusterDNS.String()},
 		ClusterDomain: o.clusterDomain,
-		Runtime:       runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
-		Simulated:     true,
+		Runtime:        runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
+		Simulated:      true,
+		SimulatedUsage: o.simulatedUsage,
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/scheduler"
 	"github.com/glassplane/glassplane/controlplane/storage"
 	"github.com/glassplane/glassplane/controlplane/tempo"
+	"github.com/glassplane/glassplane/controlplane/usage"
 	"github.com/glassplane/glassplane/server"
 	"github.com/glassplane/glassplane/web"
 )
@@ -56,6 +57,9 @@ type upOptions struct {
 	// simulatedCompleteAfter is how long simulated containers of
 	// run-to-completion pods run.
 	simulatedCompleteAfter time.Duration
+	// simulatedUsage is what each container of a simulated node reports
+	// to metrics.k8s.io ("cpu=250m,memory=64Mi").
+	simulatedUsage string
 	nodeName               string
 	schedulerConfig        string
 	nodeMonitorGrace       time.Duration
@@ -105,6 +109,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.nodeRuntime, "node-runtime", "auto", "the local node: auto (containerd where it can run, else simulated), containerd, simulated or none")
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
+	f.StringVar(&o.simulatedUsage, "simulated-usage", usage.DefaultSimulatedUsage, "the CPU and memory each container of a simulated node reports to metrics.k8s.io, unless its pod's "+usage.AnnotationSimulatedUsage+" annotation says otherwise")
 	f.DurationVar(&o.simulatedCompleteAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit (0, or N for a command ending in \"exit N\")")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")

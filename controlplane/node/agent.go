@@ -27,6 +27,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/usage"
 )
 
 // Defaults for Config.
@@ -61,6 +62,11 @@ type Config struct {
 	// Simulated marks a node whose runtime runs no real processes: it gets
 	// the simulated default capacity and pod IPs from a made-up range.
 	Simulated bool
+	// SimulatedUsage is the CPU and memory each container of a simulated
+	// node reports ("cpu=250m,memory=64Mi"; usage.DefaultSimulatedUsage
+	// when empty) unless its pod's usage.AnnotationSimulatedUsage says
+	// otherwise; it is published on the Node under that annotation.
+	SimulatedUsage string
 	// DataDir is the node's data directory (used to measure
 	// ephemeral-storage capacity); "/" when empty.
 	DataDir string
@@ -182,6 +188,9 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = "/"
+	}
+	if _, err := usage.ParseSimulated(cfg.SimulatedUsage); err != nil {
+		return nil, fmt.Errorf("failed to create node agent %q: invalid simulated usage: %w", cfg.NodeName, err)
 	}
 	if cfg.LeaseDuration <= 0 {
 		cfg.LeaseDuration = DefaultLeaseDuration

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -22,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/controlplane/usage"
 )
 
 // Simulated node capacity defaults (what a KWOK node typically advertises).
@@ -116,6 +119,9 @@ func (a *Agent) desiredNode(ctx context.Context) (*corev1.Node, error) {
 		annotations[AnnotationPodNetwork] = "host: " + a.cfg.PodNetworkProblem
 	case a.cfg.PodCIDR != "":
 		annotations[AnnotationPodNetwork] = "cni"
+	}
+	if a.cfg.Simulated {
+		annotations[usage.AnnotationSimulatedUsage] = cmp.Or(a.cfg.SimulatedUsage, usage.DefaultSimulatedUsage)
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

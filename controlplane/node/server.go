@@ -82,6 +82,7 @@ func (a *Agent) serve(ctx context.Context) {
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.serveExec)
 	mux.HandleFunc("/portForward/{namespace}/{pod}", a.servePortForward)
 	mux.HandleFunc("GET /glassplane/proxy-rules", a.serveProxyRules)
+	mux.HandleFunc("GET /stats/summary", a.serveStatsSummary)
 	srv := &http.Server{
 		Handler: authorizeClients(allowed, mux),
 		TLSConfig: &tls.Config{
