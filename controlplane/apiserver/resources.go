@@ -238,6 +238,18 @@ func newResources() []*resource {
 			Verbs: verbsAll, StorageResource: "priorityclasses",
 		},
 		{
+			GVK: core("ReplicationController"), Resource: "replicationcontrollers", Singular: "replicationcontroller", ShortNames: []string{"rc"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "controllers", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"status.replicas": strconv.Itoa(int(obj.(*corev1.ReplicationController).Status.Replicas))}
+			},
+		},
+		{
+			GVK: core("PodTemplate"), Resource: "podtemplates", Singular: "podtemplate", Namespaced: true,
+			Verbs: verbsAll, StorageResource: "podtemplates",
+		},
+		{
 			GVK: apps("Deployment"), Resource: "deployments", Singular: "deployment", ShortNames: []string{"deploy"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "deployments", HasStatus: true, TracksGeneration: true,
 			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
@@ -266,6 +278,11 @@ func newResources() []*resource {
 			FieldLabels: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
 			},
+		},
+		{
+			GVK: batchv1.SchemeGroupVersion.WithKind("CronJob"), Resource: "cronjobs", Singular: "cronjob", ShortNames: []string{"cj"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "cronjobs", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource()},
 		},
 		{
 			GVK: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget",

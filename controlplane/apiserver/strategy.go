@@ -48,6 +48,10 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = appsv1.DaemonSetStatus{}
 	case *batchv1.Job:
 		o.Status = batchv1.JobStatus{}
+	case *batchv1.CronJob:
+		o.Status = batchv1.CronJobStatus{}
+	case *corev1.ReplicationController:
+		o.Status = corev1.ReplicationControllerStatus{}
 	case *policyv1.PodDisruptionBudget:
 		o.Status = policyv1.PodDisruptionBudgetStatus{}
 	}

@@ -114,6 +114,8 @@ func scaleSubresource() *subresource {
 				o.Spec.Replicas = &replicas
 			case *appsv1.ReplicaSet:
 				o.Spec.Replicas = &replicas
+			case *corev1.ReplicationController:
+				o.Spec.Replicas = &replicas
 			default:
 				return nil, fmt.Errorf("failed to scale %T: not scalable", next)
 			}
@@ -123,7 +125,8 @@ func scaleSubresource() *subresource {
 	}}
 }
 
-// toScale returns the autoscaling/v1 Scale of a deployment or replica set.
+// toScale returns the autoscaling/v1 Scale of a deployment, replica set or
+// replication controller.
 func toScale(_ *resource, obj runtime.Object) runtime.Object {
 	var spec, status int32 = 1, 0
 	var selector *metav1.LabelSelector
@@ -138,6 +141,11 @@ func toScale(_ *resource, obj runtime.Object) runtime.Object {
 			spec = *o.Spec.Replicas
 		}
 		status, selector = o.Status.Replicas, o.Spec.Selector
+	case *corev1.ReplicationController:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, selector = o.Status.Replicas, metav1.SetAsLabelSelector(o.Spec.Selector)
 	}
 	m, _ := meta.Accessor(obj)
 	scale := &autoscalingv1.Scale{

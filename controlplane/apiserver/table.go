@@ -169,6 +169,10 @@ var printers = map[string]printer{
 	"poddisruptionbudgets": podDisruptionBudgetPrinter,
 	"servicecidrs":         serviceCIDRPrinter,
 	"ipaddresses":          ipAddressPrinter,
+
+	"cronjobs":               cronJobPrinter,
+	"replicationcontrollers": replicationControllerPrinter,
+	"podtemplates":           podTemplatePrinter,
 }
 
 var genericPrinter = printer{

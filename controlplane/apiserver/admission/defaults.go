@@ -104,6 +104,8 @@ func Default(obj runtime.Object) {
 		defaultDaemonSet(o)
 	case *batchv1.Job:
 		defaultJob(o)
+	case *batchv1.CronJob:
+		defaultCronJob(o)
 	case *corev1.Service:
 		defaultService(o)
 	case *corev1.Endpoints:

@@ -107,6 +107,12 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *batchv1.Job:
 		prev, _ := old.(*batchv1.Job)
 		return validateJob(o, prev)
+	case *batchv1.CronJob:
+		prev, _ := old.(*batchv1.CronJob)
+		return validateCronJob(o, prev)
+	case *corev1.ReplicationController:
+		prev, _ := old.(*corev1.ReplicationController)
+		return validateReplicationController(o, prev)
 	case *policyv1.PodDisruptionBudget:
 		prev, _ := old.(*policyv1.PodDisruptionBudget)
 		return validatePodDisruptionBudget(o, prev)
@@ -202,6 +208,10 @@ func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	case *policyv1.PodDisruptionBudget:
 		if prev, ok := old.(*policyv1.PodDisruptionBudget); ok {
 			return validatePodDisruptionBudgetStatusUpdate(o, prev)
+		}
+	case *corev1.ReplicationController:
+		if prev, ok := old.(*corev1.ReplicationController); ok {
+			return validateReplicationControllerStatusUpdate(o, prev)
 		}
 	}
 	return validateMetaUpdateOnly(obj, old)

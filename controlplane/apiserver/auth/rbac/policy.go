@@ -300,6 +300,13 @@ func controllerRoles() []*rbacv1.ClusterRole {
 		return &rbacv1.ClusterRole{ObjectMeta: meta(ControllerRolePrefix + name), Rules: rules}
 	}
 	return []*rbacv1.ClusterRole{
+		c("cronjob-controller",
+			rule(v("get", "list", "watch", "update"), g(batchGroup), "cronjobs"),
+			rule(v("get", "list", "watch", "create", "update", "delete", "patch"), g(batchGroup), "jobs"),
+			rule(v("update"), g(batchGroup), "cronjobs/status"),
+			rule(v("update"), g(batchGroup), "cronjobs/finalizers"),
+			rule(v("list", "delete"), g(legacyGroup), "pods"),
+			eventsRule()),
 		c("daemon-set-controller",
 			rule(read, g("extensions", appsGroup), "daemonsets"),
 			rule(v("update"), g("extensions", appsGroup), "daemonsets/status"),
@@ -363,6 +370,12 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(v("get", "list", "watch", "update"), g(appsGroup, "extensions"), "replicasets"),
 			rule(v("update"), g(appsGroup, "extensions"), "replicasets/status"),
 			rule(v("update"), g(appsGroup, "extensions"), "replicasets/finalizers"),
+			rule(v("list", "watch", "patch", "create", "delete"), g(legacyGroup), "pods"),
+			eventsRule()),
+		c("replication-controller",
+			rule(v("get", "list", "watch", "update"), g(legacyGroup), "replicationcontrollers"),
+			rule(v("update"), g(legacyGroup), "replicationcontrollers/status"),
+			rule(v("update"), g(legacyGroup), "replicationcontrollers/finalizers"),
 			rule(v("list", "watch", "patch", "create", "delete"), g(legacyGroup), "pods"),
 			eventsRule()),
 		c("root-ca-cert-publisher",
