@@ -141,6 +141,8 @@ type Server struct {
 	health       healthEndpoints
 	// services gives Services their cluster IPs and node ports.
 	services *serviceAllocator
+	// dynamic are the webhook and policy admission plugins (admission/dynamic).
+	dynamic dynamicAdmission
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -167,9 +169,14 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: append(newResources(), authorizationResources()...),
+		resources: append(append(newResources(), authorizationResources()...), admissionRegistrationResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
+	dyn, err := s.newDynamicAdmission()
+	if err != nil {
+		return nil, err
+	}
+	s.dynamic = dyn
 	if s.admission == nil {
 		s.admission = s.defaultAdmission()
 	}

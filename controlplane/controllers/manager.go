@@ -28,6 +28,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
+	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
 )
 
 // DefaultWorkers is how many keys each controller syncs at once.
@@ -98,6 +99,12 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create replicaset controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"replicaset", rs.Run})
+
+	rcc, err := replicationcontroller.New(m.log, client, recorder("replication-controller"), f.Core().V1().ReplicationControllers(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create replication controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"replicationcontroller", rcc.Run})
 
 	dc, err := deployment.New(m.log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
 	if err != nil {

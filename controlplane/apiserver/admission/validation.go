@@ -86,6 +86,9 @@ func kindOf(a *Attributes) schema.GroupKind {
 // update of the main resource (old is the stored object). Kinds without
 // specific rules get object-meta validation only, as DNS subdomain names.
 func Validate(obj, old runtime.Object) field.ErrorList {
+	if errs, ok := validateAdmissionRegistration(obj, old); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		if prev, ok := old.(*corev1.Pod); ok {
