@@ -268,6 +268,11 @@ func newResources() []*resource {
 			Subresources: []*subresource{statusSubresource()},
 		},
 		{
+			GVK: apps("StatefulSet"), Resource: "statefulsets", Singular: "statefulset", ShortNames: []string{"sts"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "statefulsets", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
+		},
+		{
 			GVK: apps("ControllerRevision"), Resource: "controllerrevisions", Singular: "controllerrevision", Namespaced: true,
 			Verbs: verbsAll, StorageResource: "controllerrevisions",
 		},
@@ -318,11 +323,6 @@ func eventFields(obj runtime.Object) fields.Set {
 		"involvedObject.kind":            e.InvolvedObject.Kind,
 		"involvedObject.namespace":       e.InvolvedObject.Namespace,
 		"involvedObject.name":            e.InvolvedObject.Name,
-		{
-			GVK: apps("StatefulSet"), Resource: "statefulsets", Singular: "statefulset", ShortNames: []string{"sts"}, Namespaced: true,
-			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "statefulsets", HasStatus: true, TracksGeneration: true,
-			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
-		},
 		"involvedObject.uid":             string(e.InvolvedObject.UID),
 		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
 		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,

@@ -141,8 +141,6 @@ type Server struct {
 	health       healthEndpoints
 	// services gives Services their cluster IPs and node ports.
 	services *serviceAllocator
-	// dynamic are the webhook and policy admission plugins (admission/dynamic).
-	dynamic dynamicAdmission
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -169,14 +167,9 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: append(append(newResources(), authorizationResources()...), admissionRegistrationResources()...),
+		resources: append(newResources(), authorizationResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
-	dyn, err := s.newDynamicAdmission()
-	if err != nil {
-		return nil, err
-	}
-	s.dynamic = dyn
 	if s.admission == nil {
 		s.admission = s.defaultAdmission()
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
-	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
+	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
 )
 
 // DefaultWorkers is how many keys each controller syncs at once.
@@ -100,12 +100,6 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 	}
 	m.runners = append(m.runners, runner{"replicaset", rs.Run})
 
-	rcc, err := replicationcontroller.New(m.log, client, recorder("replication-controller"), f.Core().V1().ReplicationControllers(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create replication controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"replicationcontroller", rcc.Run})
-
 	dc, err := deployment.New(m.log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
 	if err != nil {
 		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
@@ -124,6 +118,13 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
+
+	ssc, err := statefulset.New(m.log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create statefulset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"statefulset", ssc.Run})
 
 	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())

@@ -44,13 +44,7 @@ type Attributes struct {
 	OldObject  runtime.Object
 	DryRun     bool
 	UserName   string
-	UserUID    string
 	UserGroups []string
-	UserExtra  map[string][]string
-	// AuditAnnotations are what plugins add to the request's audit event,
-	// as k8s.io/apiserver's Attributes.AddAnnotation (which webhook
-	// mutated the object and its patch, a policy's failed validation).
-	AuditAnnotations map[string]string
 }
 
 // Plugin is one admission plugin.

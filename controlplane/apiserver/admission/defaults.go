@@ -84,9 +84,6 @@ func (d *DefaultValues) Admit(ctx context.Context, a *Attributes) error {
 // into kube-apiserver fills in) to a typed object, in place. Kinds without
 // defaults are left alone.
 func Default(obj runtime.Object) {
-	if defaultAdmissionRegistration(obj) {
-		return
-	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		defaultPod(o)
