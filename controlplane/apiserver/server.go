@@ -167,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: append(newResources(), authorizationResources()...),
+		resources: append(append(newResources(), authorizationResources()...), storageResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
 	if s.admission == nil {
@@ -259,8 +259,8 @@ func (s *Server) Register(e *echo.Echo) {
 // kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
 // for the scheduler's decision records), the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
-// its endpoints when they are missing and, with RBAC, the bootstrap cluster
-// roles and bindings.
+// its endpoints, the default StorageClass when they are missing and, with
+// RBAC, the bootstrap cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -294,6 +294,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.bootstrapServices(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapStorageClass(ctx); err != nil {
 		return err
 	}
 	// What a crash between an allocation and its write left is undone

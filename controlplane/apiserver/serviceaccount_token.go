@@ -68,6 +68,7 @@ func (s *Server) defaultAdmission() *admission.Chain {
 		admission.NewDefaultTolerationSeconds(),
 		admission.NewServiceAccount(serviceAccountGetter{s}, namespaceLister{s}),
 		admission.NewNamespaceLifecycle(namespaceLister{s}),
+		admission.NewDefaultStorageClass(namespaceLister{s}),
 		admission.NewValidation(),
 	)
 }

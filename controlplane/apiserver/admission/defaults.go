@@ -138,6 +138,8 @@ func Default(obj runtime.Object) {
 		if o.Data == nil {
 			o.Data = map[string]string{}
 		}
+	default:
+		defaultStorage(obj)
 	}
 }
 
