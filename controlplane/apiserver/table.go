@@ -165,6 +165,7 @@ var printers = map[string]printer{
 	},
 	"jobs":                 jobPrinter,
 	"daemonsets":           daemonSetPrinter,
+	"statefulsets":         statefulSetPrinter,
 	"controllerrevisions":  controllerRevisionPrinter,
 	"poddisruptionbudgets": podDisruptionBudgetPrinter,
 	"servicecidrs":         serviceCIDRPrinter,

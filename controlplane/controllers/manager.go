@@ -28,6 +28,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
+	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
 	"github.com/glassplane/glassplane/controlplane/controllers/volume"
 	"github.com/glassplane/glassplane/controlplane/localpath"
 )
@@ -119,6 +120,13 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
+
+	ssc, err := statefulset.New(m.log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create statefulset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"statefulset", ssc.Run})
 
 	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())

@@ -105,6 +105,9 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.DaemonSet:
 		prev, _ := old.(*appsv1.DaemonSet)
 		return validateDaemonSet(o, prev)
+	case *appsv1.StatefulSet:
+		prev, _ := old.(*appsv1.StatefulSet)
+		return validateStatefulSet(o, prev)
 	case *batchv1.Job:
 		prev, _ := old.(*batchv1.Job)
 		return validateJob(o, prev)
@@ -207,6 +210,10 @@ func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.ReplicaSet:
 		if prev, ok := old.(*appsv1.ReplicaSet); ok {
 			return validateReplicaSetStatusUpdate(o, prev)
+		}
+	case *appsv1.StatefulSet:
+		if prev, ok := old.(*appsv1.StatefulSet); ok {
+			return validateStatefulSetStatusUpdate(o, prev)
 		}
 	case *policyv1.PodDisruptionBudget:
 		if prev, ok := old.(*policyv1.PodDisruptionBudget); ok {
