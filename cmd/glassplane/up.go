@@ -287,6 +287,15 @@ func runUp(ctx context.Context, o upOptions) error {
 	stopServer := runPart(ctx, g, "server", srv.Run)
 	defer stopServer()
 
+	// The admission webhooks and policies read their configurations
+	// through the API as the API server's loopback identity.
+	loopback, err := local.restConfig("system:apiserver", pki.AdminGroup)
+	if err != nil {
+		return err
+	}
+	stopDynamicAdmission := runPart(ctx, g, "admission-webhooks", func(ctx context.Context) error { return api.RunDynamicAdmission(ctx, loopback) })
+	defer stopDynamicAdmission()
+
 	// 6. The ServiceAccount controller, as system:kube-controller-manager;
 	// the built-in namespaces get their default ServiceAccount before
 	// anyone is handed the kubeconfig.

@@ -268,11 +268,6 @@ func newResources() []*resource {
 			Subresources: []*subresource{statusSubresource()},
 		},
 		{
-			GVK: apps("StatefulSet"), Resource: "statefulsets", Singular: "statefulset", ShortNames: []string{"sts"}, Namespaced: true,
-			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "statefulsets", HasStatus: true, TracksGeneration: true,
-			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
-		},
-		{
 			GVK: apps("ControllerRevision"), Resource: "controllerrevisions", Singular: "controllerrevision", Namespaced: true,
 			Verbs: verbsAll, StorageResource: "controllerrevisions",
 		},

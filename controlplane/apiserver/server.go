@@ -141,6 +141,8 @@ type Server struct {
 	health       healthEndpoints
 	// services gives Services their cluster IPs and node ports.
 	services *serviceAllocator
+	// dynamic are the webhook and policy admission plugins (admission/dynamic).
+	dynamic dynamicAdmission
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -167,9 +169,14 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: append(append(newResources(), authorizationResources()...), storageResources()...),
+		resources: append(append(newResources(), authorizationResources()...), admissionRegistrationResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 	}
+	dyn, err := s.newDynamicAdmission()
+	if err != nil {
+		return nil, err
+	}
+	s.dynamic = dyn
 	if s.admission == nil {
 		s.admission = s.defaultAdmission()
 	}
@@ -259,8 +266,8 @@ func (s *Server) Register(e *echo.Echo) {
 // kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
 // for the scheduler's decision records), the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
-// its endpoints, the default StorageClass when they are missing and, with
-// RBAC, the bootstrap cluster roles and bindings.
+// its endpoints when they are missing and, with RBAC, the bootstrap cluster
+// roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -294,9 +301,6 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.bootstrapServices(ctx); err != nil {
-		return err
-	}
-	if err := s.bootstrapStorageClass(ctx); err != nil {
 		return err
 	}
 	// What a crash between an allocation and its write left is undone

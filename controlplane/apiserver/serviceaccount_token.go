@@ -61,15 +61,25 @@ func (s *Server) setUpAuthentication() error {
 // Config.ServiceAccountAdmission is set.
 func (s *Server) defaultAdmission() *admission.Chain {
 	if !s.cfg.ServiceAccountAdmission {
-		return admission.NewDefaultChain(namespaceLister{s})
+		return admission.NewChain(
+			admission.NewDefaultValues().WithPriorityClasses(namespaceLister{s}),
+			admission.NewDefaultTolerationSeconds(),
+			admission.NewNamespaceLifecycle(namespaceLister{s}),
+			s.dynamic.Mutating(),
+			admission.NewValidation(),
+			s.dynamic.ValidatingPolicy(),
+			s.dynamic.ValidatingWebhook(),
+		)
 	}
 	return admission.NewChain(
 		admission.NewDefaultValues().WithPriorityClasses(namespaceLister{s}),
 		admission.NewDefaultTolerationSeconds(),
 		admission.NewServiceAccount(serviceAccountGetter{s}, namespaceLister{s}),
 		admission.NewNamespaceLifecycle(namespaceLister{s}),
-		admission.NewDefaultStorageClass(namespaceLister{s}),
+		s.dynamic.Mutating(),
 		admission.NewValidation(),
+		s.dynamic.ValidatingPolicy(),
+		s.dynamic.ValidatingWebhook(),
 	)
 }
 

@@ -46,8 +46,6 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = appsv1.ReplicaSetStatus{}
 	case *appsv1.DaemonSet:
 		o.Status = appsv1.DaemonSetStatus{}
-	case *appsv1.StatefulSet:
-		o.Status = appsv1.StatefulSetStatus{}
 	case *batchv1.Job:
 		o.Status = batchv1.JobStatus{}
 	case *batchv1.CronJob:
@@ -56,11 +54,6 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = corev1.ReplicationControllerStatus{}
 	case *policyv1.PodDisruptionBudget:
 		o.Status = policyv1.PodDisruptionBudgetStatus{}
-	case *corev1.PersistentVolume:
-		now := metav1.Now()
-		o.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &now}
-	case *corev1.PersistentVolumeClaim:
-		o.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
 	}
 }
 

@@ -165,7 +165,6 @@ var printers = map[string]printer{
 	},
 	"jobs":                 jobPrinter,
 	"daemonsets":           daemonSetPrinter,
-	"statefulsets":         statefulSetPrinter,
 	"controllerrevisions":  controllerRevisionPrinter,
 	"poddisruptionbudgets": podDisruptionBudgetPrinter,
 	"servicecidrs":         serviceCIDRPrinter,
@@ -174,13 +173,6 @@ var printers = map[string]printer{
 	"cronjobs":               cronJobPrinter,
 	"replicationcontrollers": replicationControllerPrinter,
 	"podtemplates":           podTemplatePrinter,
-
-	"persistentvolumes":      persistentVolumePrinter,
-	"persistentvolumeclaims": persistentVolumeClaimPrinter,
-	"storageclasses":         storageClassPrinter,
-	"csidrivers":             csiDriverPrinter,
-	"csinodes":               csiNodePrinter,
-	"volumeattachments":      volumeAttachmentPrinter,
 }
 
 var genericPrinter = printer{

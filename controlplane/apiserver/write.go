@@ -58,7 +58,7 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 	attrs := &admission.Attributes{
 		Operation: op, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: q.res.GVK,
 		Namespace: q.info.Namespace, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
-		UserName: q.user.Name, UserGroups: q.user.Groups,
+		UserName: q.user.Name, UserUID: q.user.UID, UserGroups: q.user.Groups, UserExtra: q.user.Extra,
 	}
 	steps, err := q.s.admission.Run(q.ctx, attrs)
 	if err == nil && q.s.restrictions != nil {
@@ -67,6 +67,9 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 		steps = append(steps, more...)
 	}
 	q.recordAdmission(steps)
+	for k, v := range attrs.AuditAnnotations {
+		q.ev.Annotations[k] = v
+	}
 	return err
 }
 

@@ -28,9 +28,6 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
-	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
-	"github.com/glassplane/glassplane/controlplane/controllers/volume"
-	"github.com/glassplane/glassplane/controlplane/localpath"
 )
 
 // DefaultWorkers is how many keys each controller syncs at once.
@@ -121,13 +118,6 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 	}
 	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
 
-	ssc, err := statefulset.New(m.log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
-		f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create statefulset controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"statefulset", ssc.Run})
-
 	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())
 	if err != nil {
@@ -162,32 +152,7 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create namespace controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"namespace", nc.Run})
-
-	if err := m.addVolumeControllers(recorder); err != nil {
-		return nil, err
-	}
 	return m, nil
-}
-
-// addVolumeControllers adds the persistentvolume-binder with the built-in
-// local-path provisioner, pvc-protection and pv-protection.
-func (m *Manager) addVolumeControllers(recorder func(string) record.EventRecorder) error {
-	f := m.informers
-	binder, err := volume.NewBinder(m.log, m.client, recorder("persistentvolume-controller"), recorder(localpath.Provisioner),
-		f.Core().V1().PersistentVolumes(), f.Core().V1().PersistentVolumeClaims(), f.Storage().V1().StorageClasses(), f.Core().V1().Nodes())
-	if err != nil {
-		return fmt.Errorf("failed to create persistentvolume-binder: %w", err)
-	}
-	pvc, err := volume.NewClaimProtection(m.log, m.client, f.Core().V1().PersistentVolumeClaims(), f.Core().V1().Pods())
-	if err != nil {
-		return fmt.Errorf("failed to create pvc-protection controller: %w", err)
-	}
-	pv, err := volume.NewVolumeProtection(m.log, m.client, f.Core().V1().PersistentVolumes())
-	if err != nil {
-		return fmt.Errorf("failed to create pv-protection controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"persistentvolume-binder", binder.Run}, runner{"pvc-protection", pvc.Run}, runner{"pv-protection", pv.Run})
-	return nil
 }
 
 // Ready is closed once the shared informer caches have synced and the

@@ -44,7 +44,13 @@ type Attributes struct {
 	OldObject  runtime.Object
 	DryRun     bool
 	UserName   string
+	UserUID    string
 	UserGroups []string
+	UserExtra  map[string][]string
+	// AuditAnnotations are what plugins add to the request's audit event,
+	// as k8s.io/apiserver's Attributes.AddAnnotation (which webhook
+	// mutated the object and its patch, a policy's failed validation).
+	AuditAnnotations map[string]string
 }
 
 // Plugin is one admission plugin.
@@ -103,18 +109,13 @@ func NewChain(plugins ...Plugin) *Chain {
 // NewDefaultChain is the chain kube-apiserver's default plugins amount to,
 // in its order: defaulting, DefaultTolerationSeconds, NamespaceLifecycle,
 // then validation. If namespaces is also a PriorityClassLister, pods get
-// the priority of any stored PriorityClass; if it is a StorageClassLister,
-// DefaultStorageClass runs before validation.
+// the priority of any stored PriorityClass.
 func NewDefaultChain(namespaces NamespaceLister) *Chain {
 	defaults := NewDefaultValues()
 	if pcs, ok := namespaces.(PriorityClassLister); ok {
 		defaults.priorityClasses = pcs
 	}
-	plugins := []Plugin{defaults, NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces)}
-	if scs, ok := namespaces.(StorageClassLister); ok {
-		plugins = append(plugins, NewDefaultStorageClass(scs))
-	}
-	return NewChain(append(plugins, NewValidation())...)
+	return NewChain(defaults, NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces), NewValidation())
 }
 
 // Run admits a: it runs the mutating plugins in order, recording the JSON

@@ -84,6 +84,9 @@ func (d *DefaultValues) Admit(ctx context.Context, a *Attributes) error {
 // into kube-apiserver fills in) to a typed object, in place. Kinds without
 // defaults are left alone.
 func Default(obj runtime.Object) {
+	if defaultAdmissionRegistration(obj) {
+		return
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		defaultPod(o)
@@ -138,8 +141,6 @@ func Default(obj runtime.Object) {
 		if o.Data == nil {
 			o.Data = map[string]string{}
 		}
-	default:
-		defaultStorage(obj)
 	}
 }
 

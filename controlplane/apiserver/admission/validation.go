@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -87,6 +86,9 @@ func kindOf(a *Attributes) schema.GroupKind {
 // update of the main resource (old is the stored object). Kinds without
 // specific rules get object-meta validation only, as DNS subdomain names.
 func Validate(obj, old runtime.Object) field.ErrorList {
+	if errs, ok := validateAdmissionRegistration(obj, old); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		if prev, ok := old.(*corev1.Pod); ok {
@@ -105,9 +107,6 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.DaemonSet:
 		prev, _ := old.(*appsv1.DaemonSet)
 		return validateDaemonSet(o, prev)
-	case *appsv1.StatefulSet:
-		prev, _ := old.(*appsv1.StatefulSet)
-		return validateStatefulSet(o, prev)
 	case *batchv1.Job:
 		prev, _ := old.(*batchv1.Job)
 		return validateJob(o, prev)
@@ -146,8 +145,6 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 		return append(errs, validateLeaseSpec(&o.Spec, field.NewPath("spec"))...)
 	case *corev1.Binding:
 		return validatePodBinding(o)
-	case *corev1.PersistentVolume, *corev1.PersistentVolumeClaim, *storagev1.StorageClass, *storagev1.CSIDriver, *storagev1.CSINode, *storagev1.VolumeAttachment:
-		return validateStorageKind(obj, old)
 	case *rbacv1.Role, *rbacv1.RoleBinding, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 		return validateGenericMeta(obj, old, path.ValidatePathSegmentName)
 	}
@@ -211,17 +208,9 @@ func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 		if prev, ok := old.(*appsv1.ReplicaSet); ok {
 			return validateReplicaSetStatusUpdate(o, prev)
 		}
-	case *appsv1.StatefulSet:
-		if prev, ok := old.(*appsv1.StatefulSet); ok {
-			return validateStatefulSetStatusUpdate(o, prev)
-		}
 	case *policyv1.PodDisruptionBudget:
 		if prev, ok := old.(*policyv1.PodDisruptionBudget); ok {
 			return validatePodDisruptionBudgetStatusUpdate(o, prev)
-		}
-	case *corev1.PersistentVolumeClaim:
-		if prev, ok := old.(*corev1.PersistentVolumeClaim); ok {
-			return validatePersistentVolumeClaimStatusUpdate(o, prev)
 		}
 	case *corev1.ReplicationController:
 		if prev, ok := old.(*corev1.ReplicationController); ok {

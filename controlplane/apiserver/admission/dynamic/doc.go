@@ -1,0 +1,12 @@
+// Package dynamic is the API server's dynamic admission control: it runs
+// k8s.io/apiserver's own MutatingAdmissionWebhook, ValidatingAdmissionPolicy
+// and ValidatingAdmissionWebhook plugins (the code kube-apiserver runs) as
+// plugins of Glassplane's admission chain. It turns the chain's Attributes
+// into k8s.io/apiserver's admission.Attributes, gives the plugins client-go's
+// scheme (unstructured objects for custom resources) as their
+// ObjectInterfaces, and resolves a webhook's Service to a ready endpoint.
+// The plugins read their configurations, namespaces and policy parameters
+// through a client of the API server (the API server's loopback identity):
+// this package never touches storage. Until Start has run they let every
+// request through, as the server's own bootstrap writes must pass.
+package dynamic

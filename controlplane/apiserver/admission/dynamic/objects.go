@@ -1,0 +1,99 @@
+package dynamic
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+)
+
+// objectInterfaces are the plugins' admission.ObjectInterfaces. Glassplane
+// keeps every object in its one served version (the typed k8s.io/api object,
+// or unstructured for a custom resource), so "conversion" is between
+// objects of the same type: a copy. Kinds client-go's scheme does not know
+// are custom resources and made unstructured, as kube-apiserver's CRD
+// handler does.
+type objectInterfaces struct {
+	mapper runtime.EquivalentResourceRegistry
+}
+
+func newObjectInterfaces() *objectInterfaces {
+	return &objectInterfaces{mapper: runtime.NewEquivalentResourceRegistry()}
+}
+
+func (o *objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return creater{} }
+func (o *objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return typer{} }
+func (o *objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return defaulter{} }
+func (o *objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return convertor{} }
+func (o *objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
+	return o.mapper
+}
+
+// creater makes typed objects of client-go's scheme, unstructured otherwise.
+type creater struct{}
+
+func (creater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if scheme.Scheme.Recognizes(gvk) {
+		return scheme.Scheme.New(gvk)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// typer answers with client-go's scheme, or an unstructured object's own kind.
+type typer struct{}
+
+func (typer) ObjectKinds(obj runtime.Object) ([]schema.GroupVersionKind, bool, error) {
+	if u, ok := obj.(runtime.Unstructured); ok {
+		gvk := u.GetObjectKind().GroupVersionKind()
+		if gvk.Empty() {
+			return nil, false, fmt.Errorf("unstructured object has no kind")
+		}
+		return []schema.GroupVersionKind{gvk}, false, nil
+	}
+	return scheme.Scheme.ObjectKinds(obj)
+}
+
+func (typer) Recognizes(gvk schema.GroupVersionKind) bool { return true }
+
+// defaulter applies Kubernetes' defaults to a patched object, as the
+// scheme's defaulter does in kube-apiserver.
+type defaulter struct{}
+
+func (defaulter) Default(obj runtime.Object) { admission.Default(obj) }
+
+// convertor copies between objects of one type.
+type convertor struct{}
+
+func (convertor) Convert(in, out, _ any) error {
+	if in == out {
+		return nil
+	}
+	iv, ov := reflect.ValueOf(in), reflect.ValueOf(out)
+	if iv.Kind() != reflect.Pointer || ov.Kind() != reflect.Pointer || iv.Type() != ov.Type() {
+		return fmt.Errorf("converting %T to %T: only objects of one version are served", in, out)
+	}
+	ov.Elem().Set(iv.Elem())
+	return nil
+}
+
+func (c convertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	kinds, _, err := typer{}.ObjectKinds(in)
+	if err != nil {
+		return nil, err
+	}
+	if target, ok := gv.KindForGroupVersionKinds(kinds); !ok || target != kinds[0] {
+		return nil, fmt.Errorf("converting %T to %v: only objects of one version are served", in, gv)
+	}
+	return in, nil
+}
+
+func (convertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}

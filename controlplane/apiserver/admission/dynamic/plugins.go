@@ -1,0 +1,246 @@
+package dynamic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	policyvalidating "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	webhookvalidating "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+)
+
+// The plugin names, as kube-apiserver's --enable-admission-plugins spells them.
+const (
+	MutatingWebhookName   = mutating.PluginName
+	ValidatingWebhookName = webhookvalidating.PluginName
+	ValidatingPolicyName  = policyvalidating.PluginName
+)
+
+// Deps are what Start wires into the plugins: a client of the API server
+// (its loopback identity), a dynamic client and REST mapper for policy
+// parameters, and the server's authorizer for policies' authorizer checks.
+type Deps struct {
+	Client     kubernetes.Interface
+	Dynamic    dynamic.Interface
+	RESTMapper meta.RESTMapper
+	Authorizer authorizer.UnconditionalAuthorizer
+}
+
+// Plugins holds k8s.io/apiserver's dynamic admission plugins for one API
+// server. Its Mutating, ValidatingPolicy and ValidatingWebhook plugins go at
+// the ends of the chain's phases, in kube-apiserver's order.
+type Plugins struct {
+	mutatingWebhook   *mutating.Plugin
+	validatingWebhook *webhookvalidating.Plugin
+	validatingPolicy  *policyvalidating.Plugin
+	objects           *objectInterfaces
+	// started is set once Start has wired and synced the plugins.
+	started atomic.Bool
+}
+
+// New returns the plugins, idle until Start.
+func New() (*Plugins, error) {
+	mw, err := mutating.NewMutatingWebhook(nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the %s plugin: %w", MutatingWebhookName, err)
+	}
+	vw, err := webhookvalidating.NewValidatingAdmissionWebhook(nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the %s plugin: %w", ValidatingWebhookName, err)
+	}
+	vp, err := policyvalidating.NewPlugin(nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the %s plugin: %w", ValidatingPolicyName, err)
+	}
+	return &Plugins{mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces()}, nil
+}
+
+// RegisterKind tells the plugins the kind a resource (or subresource) holds,
+// for webhook rules' matchPolicy Equivalent and policies' matching.
+func (p *Plugins) RegisterKind(gvr schema.GroupVersionResource, subresource string, gvk schema.GroupVersionKind) {
+	p.objects.mapper.RegisterKindFor(gvr, subresource, gvk)
+}
+
+// Start wires the plugins to deps, starts their informers and waits for
+// their caches; admission uses them from then until ctx ends.
+func (p *Plugins) Start(ctx context.Context, deps Deps) error {
+	if deps.Client == nil || deps.Dynamic == nil || deps.RESTMapper == nil || deps.Authorizer == nil {
+		return errors.New("failed to start dynamic admission: a client, dynamic client, REST mapper and authorizer are required")
+	}
+	factory := informers.NewSharedInformerFactory(deps.Client, 0)
+	resolver := newServiceResolver(factory)
+	for _, w := range []interface {
+		SetExternalKubeClientSet(kubernetes.Interface)
+		SetExternalKubeInformerFactory(informers.SharedInformerFactory)
+		SetDrainedNotification(<-chan struct{})
+	}{p.mutatingWebhook, p.validatingWebhook, p.validatingPolicy} {
+		w.SetExternalKubeClientSet(deps.Client)
+		w.SetExternalKubeInformerFactory(factory)
+		w.SetDrainedNotification(ctx.Done())
+	}
+	p.mutatingWebhook.SetServiceResolver(resolver)
+	p.validatingWebhook.SetServiceResolver(resolver)
+	p.validatingPolicy.SetRESTMapper(deps.RESTMapper)
+	p.validatingPolicy.SetDynamicClient(deps.Dynamic)
+	p.validatingPolicy.SetUnconditionalAuthorizer(deps.Authorizer)
+	for name, v := range map[string]k8sadmission.InitializationValidator{
+		MutatingWebhookName: p.mutatingWebhook, ValidatingWebhookName: p.validatingWebhook, ValidatingPolicyName: p.validatingPolicy,
+	} {
+		if err := v.ValidateInitialization(); err != nil {
+			return fmt.Errorf("failed to initialize the %s plugin: %w", name, err)
+		}
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("failed to sync the dynamic admission informer of %v", typ)
+		}
+	}
+	p.started.Store(true)
+	return nil
+}
+
+// Mutating is the MutatingAdmissionWebhook step of the chain.
+func (p *Plugins) Mutating() admission.MutationInterface { return mutatingStep{p} }
+
+// ValidatingPolicy is the ValidatingAdmissionPolicy step of the chain.
+func (p *Plugins) ValidatingPolicy() admission.ValidationInterface {
+	return validatingStep{p: p, name: ValidatingPolicyName, plugin: p.validatingPolicy}
+}
+
+// ValidatingWebhook is the ValidatingAdmissionWebhook step of the chain.
+func (p *Plugins) ValidatingWebhook() admission.ValidationInterface {
+	return validatingStep{p: p, name: ValidatingWebhookName, plugin: p.validatingWebhook}
+}
+
+type mutatingStep struct{ p *Plugins }
+
+func (mutatingStep) Name() string { return MutatingWebhookName }
+
+// Handles implements admission.Handler: nothing before Start.
+func (m mutatingStep) Handles(a *admission.Attributes) bool {
+	return m.p.started.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation))
+}
+
+// Admit runs the mutating webhooks; a patched object replaces a.Object's
+// content in place.
+func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error {
+	if !m.Handles(a) {
+		return nil
+	}
+	attrs := newAttributes(a)
+	err := m.p.mutatingWebhook.Admit(ctx, attrs, m.p.objects)
+	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+	return err
+}
+
+type validatingStep struct {
+	p      *Plugins
+	name   string
+	plugin interface {
+		Handles(k8sadmission.Operation) bool
+		Validate(context.Context, k8sadmission.Attributes, k8sadmission.ObjectInterfaces) error
+	}
+}
+
+func (v validatingStep) Name() string { return v.name }
+
+// Validate runs the policies or the validating webhooks.
+func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) error {
+	if !v.p.started.Load() || !v.plugin.Handles(k8sadmission.Operation(a.Operation)) {
+		return nil
+	}
+	attrs := newAttributes(a)
+	err := v.plugin.Validate(ctx, attrs, v.p.objects)
+	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+	return err
+}
+
+// attributes is k8s.io/apiserver's view of one admission request. It keeps
+// the audit annotations the plugins add (which webhook mutated, its patch,
+// a policy's failure) for the chain's record.
+type attributes struct {
+	k8sadmission.Attributes
+	mu          sync.Mutex
+	annotations map[string]string
+}
+
+func newAttributes(a *admission.Attributes) *attributes {
+	var options runtime.Object
+	switch a.Operation {
+	case admission.Create:
+		options = &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"}}
+	case admission.Update:
+		options = &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"}}
+	case admission.Delete:
+		options = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}}
+	}
+	if a.DryRun {
+		switch o := options.(type) {
+		case *metav1.CreateOptions:
+			o.DryRun = []string{metav1.DryRunAll}
+		case *metav1.UpdateOptions:
+			o.DryRun = []string{metav1.DryRunAll}
+		case *metav1.DeleteOptions:
+			o.DryRun = []string{metav1.DryRunAll}
+		}
+	}
+	info := &user.DefaultInfo{Name: a.UserName, UID: a.UserUID, Groups: a.UserGroups, Extra: a.UserExtra}
+	return &attributes{Attributes: k8sadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name,
+		a.Resource, a.Subresource, k8sadmission.Operation(a.Operation), options, a.DryRun, info)}
+}
+
+// AddAnnotation implements admission.Attributes.
+func (a *attributes) AddAnnotation(key, value string) error {
+	return a.AddAnnotationWithLevel(key, value, auditinternal.LevelMetadata)
+}
+
+// AddAnnotationWithLevel implements admission.Attributes.
+func (a *attributes) AddAnnotationWithLevel(key, value string, level auditinternal.Level) error {
+	if err := a.Attributes.AddAnnotationWithLevel(key, value, level); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.annotations == nil {
+		a.annotations = map[string]string{}
+	}
+	a.annotations[key] = value
+	return nil
+}
+
+// appendAnnotations adds the plugins' annotations to the chain's, in key order.
+func appendAnnotations(to map[string]string, from map[string]string) map[string]string {
+	if len(from) == 0 {
+		return to
+	}
+	if to == nil {
+		to = map[string]string{}
+	}
+	keys := make([]string, 0, len(from))
+	for k := range from {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		to[k] = from[k]
+	}
+	return to
+}

@@ -1,0 +1,134 @@
+package dynamic
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+)
+
+type allowAll struct{}
+
+func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionAllow, "", nil
+}
+
+// webhook answers AdmissionReviews: /mutate adds a label, /deny refuses
+// objects named denied-*.
+func webhook(t *testing.T) (*httptest.Server, []byte) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+		switch r.URL.Path {
+		case "/mutate":
+			pt := admissionv1.PatchTypeJSONPatch
+			resp.Patch, resp.PatchType = []byte(`[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]`), &pt
+		case "/deny":
+			if strings.HasPrefix(review.Request.Name, "denied-") {
+				resp.Allowed = false
+				resp.Result = &metav1.Status{Message: "no denied-* here", Code: http.StatusForbidden}
+			}
+		}
+		review.Response, review.Request = resp, nil
+		json.NewEncoder(w).Encode(&review)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+func TestPluginsCallWebhooks(t *testing.T) {
+	srv, ca := webhook(t)
+	none := admissionregistrationv1.SideEffectClassNone
+	fail := admissionregistrationv1.Fail
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+	}}
+	url := func(path string) *string { s := srv.URL + path; return &s }
+	client := fake.NewClientset(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "m"},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name: "mutate.test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/mutate"), CABundle: ca},
+				Rules: rules, SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
+				NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+			}},
+		},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "v"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+				Name: "deny.test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/deny"), CABundle: ca},
+				Rules: rules, SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
+				NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+			}},
+		},
+	)
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RegisterKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "", corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	attrs := func(name string) *admission.Attributes {
+		return &admission.Attributes{
+			Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
+			Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: "default", Name: name,
+			Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, UserName: "alice",
+		}
+	}
+	chain := admission.NewChain(p.Mutating(), p.ValidatingPolicy(), p.ValidatingWebhook())
+
+	// Before Start, the plugins let everything through.
+	if _, err := chain.Run(ctx, attrs("denied-early")); err != nil {
+		t.Fatalf("before Start: %v", err)
+	}
+	if err := p.Start(ctx, Deps{
+		Client: client, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	a := attrs("fine")
+	steps, err := chain.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("allowed object: %v", err)
+	}
+	if got := a.Object.(*corev1.ConfigMap).Labels["mutated"]; got != "yes" {
+		t.Errorf("label mutated = %q, want yes (steps %+v)", got, steps)
+	}
+	if steps[0].Plugin != MutatingWebhookName || !strings.Contains(steps[0].Patch, "mutated") {
+		t.Errorf("first step = %+v, want the webhook's patch", steps[0])
+	}
+	if a.AuditAnnotations["mutation.webhook.admission.k8s.io/round_0_index_0"] == "" {
+		t.Errorf("audit annotations = %v, want upstream's mutation annotation", a.AuditAnnotations)
+	}
+
+	_, err = chain.Run(ctx, attrs("denied-one"))
+	want := `admission webhook "deny.test" denied the request: no denied-* here`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("denied object: %v, want 403 %q", err, want)
+	}
+}
