@@ -124,6 +124,9 @@ func (q *request) bodyDecoder() (runtime.Decoder, error) {
 }
 
 func (q *request) decodeWith(ser runtime.Decoder, body []byte, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if q.res != nil && q.res.Custom != nil && gvk == q.res.GVK {
+		return q.decodeCustom(ser, body, gvk)
+	}
 	validation, err := q.fieldValidation()
 	if err != nil {
 		return nil, err
@@ -185,17 +188,38 @@ func encodeForStorage(res *resource, obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
-	obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+	obj.GetObjectKind().SetGroupVersionKind(res.storageGVK())
+	defer obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+	if res.Stored != nil {
+		stored := res.Stored.ToStored(obj)
+		stored.GetObjectKind().SetGroupVersionKind(res.Stored.GVK)
+		return json.Marshal(stored)
+	}
 	return json.Marshal(obj)
 }
 
 // decodeStored decodes a stored value and sets its resourceVersion.
 func decodeStored(res *resource, value []byte, rev int64) (runtime.Object, error) {
-	obj := res.New()
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, obj); err != nil {
-		return nil, fmt.Errorf("failed to decode stored %s: %w", res.Resource, err)
+	var obj runtime.Object
+	if res.Stored != nil {
+		stored, err := scheme.Scheme.New(res.Stored.GVK)
+		if err != nil {
+			return nil, err
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, stored); err != nil {
+			return nil, fmt.Errorf("failed to decode stored %s: %w", res.Resource, err)
+		}
+		obj = res.Stored.FromStored(stored)
+	} else {
+		obj = res.New()
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, obj); err != nil {
+			return nil, fmt.Errorf("failed to decode stored %s: %w", res.Resource, err)
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+	if res.Custom != nil {
+		res.Custom.applyDefaults(obj)
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
@@ -71,6 +72,50 @@ type resource struct {
 	BeginWrite func(s *Server, ctx context.Context, next, old runtime.Object) (func(ok bool), error)
 	// AfterDelete, when set, runs once an object is gone from storage.
 	AfterDelete func(s *Server, obj runtime.Object)
+	// Serve, when set, answers every request for a resource that is not
+	// kept in storage (metrics.k8s.io, read from the node agents).
+	Serve func(q *request) error
+	// TypeConverter, when set, is the schema server-side apply and
+	// managedFields see the objects through (a CRD's, from its structural
+	// schema); nil means the OpenAPI definition of a built-in kind, or
+	// managedfields' deduced type converter (fieldmanager.go).
+	TypeConverter typeConverter
+	// Stored, when set, is another kind the objects are kept in storage as
+	// (events.k8s.io/v1 Events are stored as core/v1 Events): one storage,
+	// two views, as kube-apiserver's storage versions.
+	Stored *storedForm
+	// PrepareCreate and PrepareUpdate, when set, finish what
+	// prepareForCreate and prepareForUpdate do to the main resource, as a
+	// registry strategy's PrepareForCreate and PrepareForUpdate.
+	PrepareCreate func(ctx context.Context, obj runtime.Object)
+	PrepareUpdate func(ctx context.Context, old, next runtime.Object)
+	// Validate, when set, replaces the admission Validation plugin's rules
+	// for the resource (old is nil on create; subresource is the one
+	// written, "" for the main resource), as a strategy's Validate.
+	Validate func(ctx context.Context, subresource string, obj, old runtime.Object) field.ErrorList
+	// StorageGVK is the kind objects are stored as, when only their
+	// apiVersion differs from GVK (a CRD version that is not its storage
+	// version, conversion None).
+	StorageGVK schema.GroupVersionKind
+	// Custom is set on entries built from a CustomResourceDefinition: their
+	// objects are *unstructured.Unstructured (crd_custom.go).
+	Custom *customResource
+}
+
+// storageGVK returns the kind objects are stored as.
+func (r *resource) storageGVK() schema.GroupVersionKind {
+	if r.StorageGVK.Empty() {
+		return r.GVK
+	}
+	return r.StorageGVK
+}
+
+// storedForm is the kind a resource's objects are stored as and the
+// conversions to and from it.
+type storedForm struct {
+	GVK        schema.GroupVersionKind
+	ToStored   func(runtime.Object) runtime.Object
+	FromStored func(runtime.Object) runtime.Object
 }
 
 // GroupVersion returns the resource's group version.
@@ -88,6 +133,9 @@ func (r *resource) GroupVersionResource() schema.GroupVersionResource {
 
 // New returns an empty object of the resource's kind.
 func (r *resource) New() runtime.Object {
+	if r.Custom != nil {
+		return r.Custom.newObject(r.GVK)
+	}
 	obj, err := scheme.Scheme.New(r.GVK)
 	if err != nil {
 		panic(fmt.Sprintf("kind %s is not in client-go's scheme: %v", r.GVK, err))
@@ -97,6 +145,9 @@ func (r *resource) New() runtime.Object {
 
 // NewList returns an empty list of the resource's kind.
 func (r *resource) NewList() runtime.Object {
+	if r.Custom != nil {
+		return r.Custom.newList()
+	}
 	obj, err := scheme.Scheme.New(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
 	if err != nil {
 		panic(fmt.Sprintf("kind %sList is not in client-go's scheme: %v", r.GVK.Kind, err))
@@ -266,6 +317,11 @@ func newResources() []*resource {
 			GVK: apps("DaemonSet"), Resource: "daemonsets", Singular: "daemonset", ShortNames: []string{"ds"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "daemonsets", HasStatus: true, TracksGeneration: true,
 			Subresources: []*subresource{statusSubresource()},
+		},
+		{
+			GVK: apps("StatefulSet"), Resource: "statefulsets", Singular: "statefulset", ShortNames: []string{"sts"}, Namespaced: true,
+			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "statefulsets", HasStatus: true, TracksGeneration: true,
+			Subresources: []*subresource{statusSubresource(), scaleSubresource()},
 		},
 		{
 			GVK: apps("ControllerRevision"), Resource: "controllerrevisions", Singular: "controllerrevision", Namespaced: true,

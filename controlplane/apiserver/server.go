@@ -141,8 +141,12 @@ type Server struct {
 	health       healthEndpoints
 	// services gives Services their cluster IPs and node ports.
 	services *serviceAllocator
+	// metrics keeps the node agents' recent summaries for metrics.k8s.io.
+	metrics metricsScraper
 	// dynamic are the webhook and policy admission plugins (admission/dynamic).
 	dynamic dynamicAdmission
+	// custom holds the registry entries built from CRDs at run time.
+	custom *customResources
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -169,9 +173,12 @@ func New(cfg Config) (*Server, error) {
 		admission: cfg.Admission,
 		authn:     cfg.Authenticator,
 		authz:     cfg.Authorizer,
-		resources: append(append(newResources(), authorizationResources()...), admissionRegistrationResources()...),
+		resources: append(append(append(append(newResources(), authorizationResources()...), storageResources()...), admissionRegistrationResources()...), policyResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
+		custom:    newCustomResources(),
 	}
+	s.resources = append(s.resources, crdResources()...)
+	s.resources = append(s.resources, autoscalingResources()...)
 	dyn, err := s.newDynamicAdmission()
 	if err != nil {
 		return nil, err
@@ -266,8 +273,8 @@ func (s *Server) Register(e *echo.Echo) {
 // kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
 // for the scheduler's decision records), the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
-// its endpoints when they are missing and, with RBAC, the bootstrap cluster
-// roles and bindings.
+// its endpoints, the default StorageClass when they are missing and, with
+// RBAC, the bootstrap cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	select {
 	case <-s.store.Ready():
@@ -301,6 +308,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.bootstrapServices(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapStorageClass(ctx); err != nil {
 		return err
 	}
 	// What a crash between an allocation and its write left is undone
@@ -356,7 +366,11 @@ func writeText(w http.ResponseWriter, code int, text string) {
 
 // lookup finds the resource a request names.
 func (s *Server) lookup(info *RequestInfo) *resource {
-	return s.byPath[schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}]
+	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+	if res := s.byPath[gvr]; res != nil {
+		return res
+	}
+	return s.custom.lookup(gvr)
 }
 
 // namespaceLister reads namespace phases for NamespaceLifecycle (and

@@ -57,7 +57,8 @@ func (s *Server) setUpAuthentication() error {
 }
 
 // defaultAdmission is the admission chain unless Config.Admission overrides
-// it: kube-apiserver's default plugins, with ServiceAccount when
+// it: kube-apiserver's default plugins in its order (LimitRanger after
+// NamespaceLifecycle, ResourceQuota last), with ServiceAccount when
 // Config.ServiceAccountAdmission is set.
 func (s *Server) defaultAdmission() *admission.Chain {
 	if !s.cfg.ServiceAccountAdmission {
@@ -65,10 +66,14 @@ func (s *Server) defaultAdmission() *admission.Chain {
 			admission.NewDefaultValues().WithPriorityClasses(namespaceLister{s}),
 			admission.NewDefaultTolerationSeconds(),
 			admission.NewNamespaceLifecycle(namespaceLister{s}),
+			admission.NewLimitRanger(policyLookups{s}),
+			admission.NewDefaultStorageClass(namespaceLister{s}),
+			admission.NewDefaultIngressClass(policyLookups{s}),
 			s.dynamic.Mutating(),
 			admission.NewValidation(),
 			s.dynamic.ValidatingPolicy(),
 			s.dynamic.ValidatingWebhook(),
+			admission.NewResourceQuota(policyLookups{s}),
 		)
 	}
 	return admission.NewChain(
@@ -76,10 +81,14 @@ func (s *Server) defaultAdmission() *admission.Chain {
 		admission.NewDefaultTolerationSeconds(),
 		admission.NewServiceAccount(serviceAccountGetter{s}, namespaceLister{s}),
 		admission.NewNamespaceLifecycle(namespaceLister{s}),
+		admission.NewLimitRanger(policyLookups{s}),
+		admission.NewDefaultStorageClass(namespaceLister{s}),
+		admission.NewDefaultIngressClass(policyLookups{s}),
 		s.dynamic.Mutating(),
 		admission.NewValidation(),
 		s.dynamic.ValidatingPolicy(),
 		s.dynamic.ValidatingWebhook(),
+		admission.NewResourceQuota(policyLookups{s}),
 	)
 }
 

@@ -165,6 +165,7 @@ var printers = map[string]printer{
 	},
 	"jobs":                 jobPrinter,
 	"daemonsets":           daemonSetPrinter,
+	"statefulsets":         statefulSetPrinter,
 	"controllerrevisions":  controllerRevisionPrinter,
 	"poddisruptionbudgets": podDisruptionBudgetPrinter,
 	"servicecidrs":         serviceCIDRPrinter,
@@ -173,6 +174,15 @@ var printers = map[string]printer{
 	"cronjobs":               cronJobPrinter,
 	"replicationcontrollers": replicationControllerPrinter,
 	"podtemplates":           podTemplatePrinter,
+
+	"horizontalpodautoscalers": horizontalPodAutoscalerPrinter,
+
+	"persistentvolumes":      persistentVolumePrinter,
+	"persistentvolumeclaims": persistentVolumeClaimPrinter,
+	"storageclasses":         storageClassPrinter,
+	"csidrivers":             csiDriverPrinter,
+	"csinodes":               csiNodePrinter,
+	"volumeattachments":      volumeAttachmentPrinter,
 }
 
 var genericPrinter = printer{
@@ -185,7 +195,13 @@ var genericPrinter = printer{
 
 // toTable converts an object or a list to a meta.k8s.io/v1 Table.
 func (q *request) toTable(obj runtime.Object) (*metav1.Table, error) {
-	p, ok := printers[q.res.Resource]
+	if q.res.Custom != nil {
+		return q.customTable(obj)
+	}
+	p, ok := policyPrinters[q.res.GroupResource().String()]
+	if !ok {
+		p, ok = printers[q.res.Resource]
+	}
 	if !ok {
 		p = genericPrinter
 	}

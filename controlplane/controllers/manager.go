@@ -10,14 +10,19 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 
+	"github.com/glassplane/glassplane/controlplane/controllers/cronjob"
 	"github.com/glassplane/glassplane/controlplane/controllers/daemonset"
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
 	"github.com/glassplane/glassplane/controlplane/controllers/disruption"
@@ -28,6 +33,11 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
+	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
+	"github.com/glassplane/glassplane/controlplane/controllers/resourcequota"
+	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
+	"github.com/glassplane/glassplane/controlplane/controllers/volume"
+	"github.com/glassplane/glassplane/controlplane/localpath"
 )
 
 // DefaultWorkers is how many keys each controller syncs at once.
@@ -99,6 +109,12 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 	}
 	m.runners = append(m.runners, runner{"replicaset", rs.Run})
 
+	rcc, err := replicationcontroller.New(m.log, client, recorder("replication-controller"), f.Core().V1().ReplicationControllers(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create replication controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"replicationcontroller", rcc.Run})
+
 	dc, err := deployment.New(m.log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
 	if err != nil {
 		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
@@ -111,12 +127,25 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 	}
 	m.runners = append(m.runners, runner{"job", jc.Run})
 
+	cjc, err := cronjob.New(m.log, client, recorder("cronjob-controller"), f.Batch().V1().CronJobs(), f.Batch().V1().Jobs(), clock.RealClock{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create cronjob controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"cronjob", cjc.Run})
+
 	dsc, err := daemonset.New(m.log, client, recorder("daemonset-controller"), f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
 		f.Core().V1().Pods(), f.Core().V1().Nodes())
 	if err != nil {
 		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
+
+	ssc, err := statefulset.New(m.log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create statefulset controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"statefulset", ssc.Run})
 
 	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())
@@ -152,7 +181,45 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create namespace controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"namespace", nc.Run})
+
+	if err := m.addVolumeControllers(recorder); err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	rqc, err := resourcequota.New(m.log, client, meta, func(gr schema.GroupResource) (schema.GroupVersionResource, error) {
+		gvr, err := mapper.ResourceFor(gr.WithVersion(""))
+		if err != nil {
+			mapper.Reset()
+			gvr, err = mapper.ResourceFor(gr.WithVersion(""))
+		}
+		return gvr, err
+	}, f.Core().V1().ResourceQuotas(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().PersistentVolumeClaims(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create resourcequota controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"resourcequota", rqc.Run})
 	return m, nil
+}
+
+// addVolumeControllers adds the persistentvolume-binder with the built-in
+// local-path provisioner, pvc-protection and pv-protection.
+func (m *Manager) addVolumeControllers(recorder func(string) record.EventRecorder) error {
+	f := m.informers
+	binder, err := volume.NewBinder(m.log, m.client, recorder("persistentvolume-controller"), recorder(localpath.Provisioner),
+		f.Core().V1().PersistentVolumes(), f.Core().V1().PersistentVolumeClaims(), f.Storage().V1().StorageClasses(), f.Core().V1().Nodes())
+	if err != nil {
+		return fmt.Errorf("failed to create persistentvolume-binder: %w", err)
+	}
+	pvc, err := volume.NewClaimProtection(m.log, m.client, f.Core().V1().PersistentVolumeClaims(), f.Core().V1().Pods())
+	if err != nil {
+		return fmt.Errorf("failed to create pvc-protection controller: %w", err)
+	}
+	pv, err := volume.NewVolumeProtection(m.log, m.client, f.Core().V1().PersistentVolumes())
+	if err != nil {
+		return fmt.Errorf("failed to create pv-protection controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"persistentvolume-binder", binder.Run}, runner{"pvc-protection", pvc.Run}, runner{"pv-protection", pv.Run})
+	return nil
 }
 
 // Ready is closed once the shared informer caches have synced and the

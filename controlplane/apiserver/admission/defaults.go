@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,6 +85,9 @@ func (d *DefaultValues) Admit(ctx context.Context, a *Attributes) error {
 // into kube-apiserver fills in) to a typed object, in place. Kinds without
 // defaults are left alone.
 func Default(obj runtime.Object) {
+	if defaultAutoscaling(obj) {
+		return
+	}
 	if defaultAdmissionRegistration(obj) {
 		return
 	}
@@ -141,6 +145,10 @@ func Default(obj runtime.Object) {
 		if o.Data == nil {
 			o.Data = map[string]string{}
 		}
+	case *corev1.LimitRange, *networkingv1.NetworkPolicy, *networkingv1.IngressClass:
+		defaultPolicyKinds(obj)
+	default:
+		defaultStorage(obj)
 	}
 }
 

@@ -7,8 +7,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -37,12 +40,14 @@ func NewValidation() *Validation { return &Validation{} }
 func (*Validation) Name() string { return ValidationPluginName }
 
 // Validate implements ValidationInterface.
-func (*Validation) Validate(_ context.Context, a *Attributes) error {
+func (*Validation) Validate(ctx context.Context, a *Attributes) error {
 	if a.Object == nil || (a.Operation != Create && a.Operation != Update) {
 		return nil
 	}
 	var errs field.ErrorList
 	switch {
+	case a.Validate != nil:
+		errs = a.Validate(ctx)
 	case a.Subresource == "":
 		if a.Operation == Create {
 			errs = Validate(a.Object, nil)
@@ -86,6 +91,9 @@ func kindOf(a *Attributes) schema.GroupKind {
 // update of the main resource (old is the stored object). Kinds without
 // specific rules get object-meta validation only, as DNS subdomain names.
 func Validate(obj, old runtime.Object) field.ErrorList {
+	if errs, ok := validateAutoscaling(obj, old); ok {
+		return errs
+	}
 	if errs, ok := validateAdmissionRegistration(obj, old); ok {
 		return errs
 	}
@@ -107,6 +115,9 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 	case *appsv1.DaemonSet:
 		prev, _ := old.(*appsv1.DaemonSet)
 		return validateDaemonSet(o, prev)
+	case *appsv1.StatefulSet:
+		prev, _ := old.(*appsv1.StatefulSet)
+		return validateStatefulSet(o, prev)
 	case *batchv1.Job:
 		prev, _ := old.(*batchv1.Job)
 		return validateJob(o, prev)
@@ -145,8 +156,12 @@ func Validate(obj, old runtime.Object) field.ErrorList {
 		return append(errs, validateLeaseSpec(&o.Spec, field.NewPath("spec"))...)
 	case *corev1.Binding:
 		return validatePodBinding(o)
+	case *corev1.PersistentVolume, *corev1.PersistentVolumeClaim, *storagev1.StorageClass, *storagev1.CSIDriver, *storagev1.CSINode, *storagev1.VolumeAttachment:
+		return validateStorageKind(obj, old)
 	case *rbacv1.Role, *rbacv1.RoleBinding, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 		return validateGenericMeta(obj, old, path.ValidatePathSegmentName)
+	case *corev1.ResourceQuota, *corev1.LimitRange, *networkingv1.Ingress, *networkingv1.IngressClass, *networkingv1.NetworkPolicy, *eventsv1.Event:
+		return validatePolicyKind(obj, old)
 	}
 	return validateGenericMeta(obj, old, apimachineryvalidation.NameIsDNSSubdomain)
 }
@@ -187,6 +202,9 @@ func validateGenericMeta(obj, old runtime.Object, nameFn apimachineryvalidation.
 
 // validateStatusUpdate validates a write to a status subresource.
 func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
+	if errs, ok := validateAutoscalingStatus(obj, old); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		if prev, ok := old.(*corev1.Pod); ok {
@@ -208,9 +226,19 @@ func validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 		if prev, ok := old.(*appsv1.ReplicaSet); ok {
 			return validateReplicaSetStatusUpdate(o, prev)
 		}
+	case *appsv1.StatefulSet:
+		if prev, ok := old.(*appsv1.StatefulSet); ok {
+			return validateStatefulSetStatusUpdate(o, prev)
+		}
 	case *policyv1.PodDisruptionBudget:
 		if prev, ok := old.(*policyv1.PodDisruptionBudget); ok {
 			return validatePodDisruptionBudgetStatusUpdate(o, prev)
+		}
+	case *corev1.ResourceQuota, *networkingv1.Ingress:
+		return validatePolicyKindStatus(obj, old)
+	case *corev1.PersistentVolumeClaim:
+		if prev, ok := old.(*corev1.PersistentVolumeClaim); ok {
+			return validatePersistentVolumeClaimStatusUpdate(o, prev)
 		}
 	case *corev1.ReplicationController:
 		if prev, ok := old.(*corev1.ReplicationController); ok {

@@ -54,6 +54,7 @@ const (
 	authenticationGroup = "authentication.k8s.io"
 	authorizationGroup  = "authorization.k8s.io"
 	rbacGroup           = rbacv1.GroupName
+	metricsGroup        = "metrics.k8s.io"
 )
 
 var (
@@ -105,6 +106,9 @@ func viewRules() []rbacv1.PolicyRule {
 		rule(read, g(batchGroup), "cronjobs", "cronjobs/status", "jobs", "jobs/status"),
 		rule(read, g(policyGroup), "poddisruptionbudgets", "poddisruptionbudgets/status"),
 		rule(read, g(networkingGroup), "ingresses", "ingresses/status", "networkpolicies"),
+		// metrics-server's system:aggregated-metrics-reader, aggregated into
+		// view, edit and admin.
+		rule(read, g(metricsGroup), "pods", "nodes"),
 	}
 }
 
@@ -238,6 +242,9 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		{ObjectMeta: tempoMeta(), Rules: []rbacv1.PolicyRule{
 			{Verbs: v("get", "watch", "update", "patch"), APIGroups: g(legacyGroup), Resources: []string{"configmaps"}, ResourceNames: []string{TempoConfigMap}},
 		}},
+		{ObjectMeta: meta(RoleLocalPathNode), Rules: []rbacv1.PolicyRule{
+			rule(v("get", "list", "watch", "update"), g(legacyGroup), "persistentvolumes"),
+		}},
 		{ObjectMeta: meta(RoleCoreDNS), Rules: []rbacv1.PolicyRule{
 			rule(v("list", "watch"), g(legacyGroup), "endpoints", "services", "pods", "namespaces"),
 			rule(v("list", "watch"), g(discoveryGroup), "endpointslices"),
@@ -258,6 +265,11 @@ func dashboardMeta() metav1.ObjectMeta {
 // TempoConfigMap names the classroom tempo ConfigMap in kube-system that the
 // scheduler, the controllers and the node agents watch and claim steps on.
 const TempoConfigMap = "glassplane-tempo"
+
+// RoleLocalPathNode lets the node agents watch the PersistentVolumes of the
+// built-in local-path provisioner and remove their cleanup finalizer once
+// the node has removed a deleted volume's directory.
+const RoleLocalPathNode = "system:glassplane:local-path-node"
 
 // RoleTempo may read and claim steps on the classroom tempo.
 const RoleTempo = "system:glassplane:tempo"
@@ -346,6 +358,15 @@ func controllerRoles() []*rbacv1.ClusterRole {
 		c("generic-garbage-collector",
 			rule(v("get", "list", "watch", "patch", "update", "delete"), g("*"), "*"),
 			eventsRule()),
+		c("horizontal-pod-autoscaler",
+			rule(read, g(autoscalingGroup), "horizontalpodautoscalers"),
+			rule(v("update"), g(autoscalingGroup), "horizontalpodautoscalers/status"),
+			rule(v("get", "update"), g("*"), "*/scale"),
+			rule(v("list"), g(legacyGroup), "pods"),
+			rule(v("list"), g(metricsGroup), "pods"),
+			rule(v("get", "list"), g("custom.metrics.k8s.io"), "*"),
+			rule(v("get", "list"), g("external.metrics.k8s.io"), "*"),
+			eventsRule()),
 		c("job-controller",
 			rule(v("get", "list", "watch", "update", "patch"), g(batchGroup), "jobs"),
 			rule(v("update"), g(batchGroup), "jobs/status"),
@@ -362,10 +383,27 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(v("patch", "update"), g(legacyGroup), "pods/status"),
 			rule(v("list", "watch", "get", "delete"), g(legacyGroup), "pods"),
 			eventsRule()),
+		c("persistent-volume-binder",
+			rule(v("get", "list", "watch", "update", "create", "delete"), g(legacyGroup), "persistentvolumes"),
+			rule(v("update"), g(legacyGroup), "persistentvolumes/status"),
+			rule(v("get", "list", "watch", "update"), g(legacyGroup), "persistentvolumeclaims"),
+			rule(v("update"), g(legacyGroup), "persistentvolumeclaims/status"),
+			rule(v("list", "watch", "get", "create", "delete"), g(legacyGroup), "pods"),
+			rule(read, g(storageGroup), "storageclasses"),
+			rule(v("get", "list"), g(legacyGroup), "nodes"),
+			rule(v("watch"), g(legacyGroup), "events"),
+			eventsRule()),
 		c("pod-garbage-collector",
 			rule(v("list", "watch", "delete"), g(legacyGroup), "pods"),
 			rule(read, g(legacyGroup), "nodes"),
 			rule(v("patch"), g(legacyGroup), "pods/status")),
+		c("pv-protection-controller",
+			rule(v("get", "list", "watch", "update"), g(legacyGroup), "persistentvolumes"),
+			eventsRule()),
+		c("pvc-protection-controller",
+			rule(v("get", "list", "watch", "update"), g(legacyGroup), "persistentvolumeclaims"),
+			rule(v("list", "watch", "get"), g(legacyGroup), "pods"),
+			eventsRule()),
 		c("replicaset-controller",
 			rule(v("get", "list", "watch", "update"), g(appsGroup, "extensions"), "replicasets"),
 			rule(v("update"), g(appsGroup, "extensions"), "replicasets/status"),
@@ -378,11 +416,25 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(v("update"), g(legacyGroup), "replicationcontrollers/finalizers"),
 			rule(v("list", "watch", "patch", "create", "delete"), g(legacyGroup), "pods"),
 			eventsRule()),
+		c("resourcequota-controller",
+			rule(v("list", "watch"), g("*"), "*"),
+			rule(v("update"), g(legacyGroup), "resourcequotas/status"),
+			eventsRule()),
 		c("root-ca-cert-publisher",
 			rule(v("create", "update"), g(legacyGroup), "configmaps"),
 			eventsRule()),
 		c("service-account-controller",
 			rule(v("create"), g(legacyGroup), "serviceaccounts"),
+			eventsRule()),
+		c("statefulset-controller",
+			rule(v("list", "watch"), g(legacyGroup), "pods"),
+			rule(read, g(appsGroup), "statefulsets"),
+			rule(v("update"), g(appsGroup), "statefulsets/status"),
+			rule(v("update"), g(appsGroup), "statefulsets/finalizers"),
+			rule(v("get", "create", "delete", "update", "patch"), g(legacyGroup), "pods"),
+			rule(v("get", "create", "delete", "update", "patch", "list", "watch"), g(appsGroup), "controllerrevisions"),
+			rule(v("get", "create"), g(legacyGroup), "persistentvolumeclaims"),
+			rule(v("update", "delete"), g(legacyGroup), "persistentvolumeclaims"),
 			eventsRule()),
 		c("ttl-after-finished-controller",
 			rule(v("get", "list", "watch", "delete"), g(batchGroup), "jobs"),
@@ -422,6 +474,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:kube-controller-manager", user(UserKubeControllerManager)),
 		bind(UserDashboard, user(UserDashboard)),
 		bind(RoleTempo, user(UserKubeScheduler), user(UserKubeControllerManager), group(GroupNodes)),
+		bind(RoleLocalPathNode, group(GroupNodes)),
 		bind(RoleCoreDNS, user(UserDNS)),
 	}
 	for _, r := range controllerRoles() {
