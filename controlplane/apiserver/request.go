@@ -130,6 +130,12 @@ func (q *request) serve() {
 		}
 		return
 	}
+	if q.res.Serve != nil {
+		if err := q.res.Serve(q); err != nil {
+			q.fail("", err)
+		}
+		return
+	}
 	if err := q.serveResource(); err != nil {
 		q.fail("", err)
 	}
