@@ -52,6 +52,7 @@ func (s *Server) Run(ctx context.Context) error {
 		wg.Go(func() { s.feedCache(ctx, s.podsRes, s.nodeGraph, func() {}) })
 	}
 	wg.Go(func() { s.runServiceRepair(ctx) })
+	wg.Go(func() { s.runCRDs(ctx) })
 	wg.Wait()
 	return nil
 }

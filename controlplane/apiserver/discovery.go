@@ -58,7 +58,7 @@ func (q *request) serveNonResource() {
 			}
 		case 3:
 			gv := schema.GroupVersion{Group: parts[1], Version: parts[2]}
-			if containsGV(q.s.groups, gv) {
+			if containsGV(q.s.servedGroups(), gv) {
 				q.writeJSON(http.StatusOK, q.s.resourceList(gv))
 				return
 			}
@@ -109,7 +109,7 @@ func (q *request) writeAggregated(list *apidiscoveryv2.APIGroupDiscoveryList) {
 // groupList is /apis: every named group.
 func (s *Server) groupList() *metav1.APIGroupList {
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-	for _, gv := range s.groups {
+	for _, gv := range s.servedGroups() {
 		if gv.Group == "" {
 			continue
 		}
@@ -131,7 +131,7 @@ func (s *Server) groupList() *metav1.APIGroupList {
 // resourceList is /api/v1 or /apis/<group>/<version>.
 func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-	for _, res := range s.resources {
+	for _, res := range s.servedResources() {
 		if res.GroupVersion() != gv {
 			continue
 		}
@@ -154,12 +154,13 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 // aggregated is aggregated discovery v2 for /api (core) or /apis.
 func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
-	for _, gv := range s.groups {
+	resources := s.servedResources()
+	for _, gv := range s.servedGroups() {
 		if (gv.Group == "") != core {
 			continue
 		}
 		vd := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
-		for _, res := range s.resources {
+		for _, res := range resources {
 			if res.GroupVersion() != gv {
 				continue
 			}

@@ -32,6 +32,10 @@ func (q *request) patch(v *view) error {
 		// Server-side apply (application/apply-patch+yaml) is not served.
 		return unsupportedMediaType(mediaType, patchTypes...)
 	}
+	if pt == types.StrategicMergePatchType && q.res.Custom != nil {
+		// Custom resources have no Go type to merge by, as upstream says.
+		return unsupportedMediaType(mediaType, string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType))
+	}
 	body, err := q.readBody()
 	if err != nil {
 		return err

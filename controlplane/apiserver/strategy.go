@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"reflect"
 	"time"
 
@@ -29,6 +30,9 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 	m.SetGeneration(0)
 	if res.TracksGeneration {
 		m.SetGeneration(1)
+	}
+	if res.PrepareCreate != nil {
+		res.PrepareCreate(context.Background(), obj)
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -86,6 +90,9 @@ func prepareForUpdate(res *resource, old, next runtime.Object) {
 	preserveMetadata(old, next)
 	if res.HasStatus {
 		copyField(old, next, "Status")
+	}
+	if res.PrepareUpdate != nil {
+		res.PrepareUpdate(context.Background(), old, next)
 	}
 	if ns, ok := next.(*corev1.Namespace); ok {
 		// spec.finalizers changes only through /finalize.

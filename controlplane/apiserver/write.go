@@ -60,6 +60,10 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 		Namespace: q.info.Namespace, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
 		UserName: q.user.Name, UserUID: q.user.UID, UserGroups: q.user.Groups, UserExtra: q.user.Extra,
 	}
+	if v := q.res.Validate; v != nil {
+		sub := q.info.Subresource
+		attrs.Validate = func(ctx context.Context) field.ErrorList { return v(ctx, sub, attrs.Object, old) }
+	}
 	steps, err := q.s.admission.Run(q.ctx, attrs)
 	if err == nil && q.s.restrictions != nil {
 		var more []admission.Step

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Operation is the kind of request being admitted.
@@ -51,6 +52,10 @@ type Attributes struct {
 	// as k8s.io/apiserver's Attributes.AddAnnotation (which webhook
 	// mutated the object and its patch, a policy's failed validation).
 	AuditAnnotations map[string]string
+	// Validate, when set, is the resource's own validation (a
+	// CustomResourceDefinition's, a custom resource's schema): the
+	// Validation plugin runs it in place of the built-in rules.
+	Validate func(ctx context.Context) field.ErrorList
 }
 
 // Plugin is one admission plugin.
