@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -40,6 +41,10 @@ var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
 // Controller is the ReplicaSet controller.
 type Controller struct {
+	// kind is the owners' kind: ReplicaSet, or ReplicationController when
+	// the replication controller runs this logic through its adapters.
+	kind         schema.GroupVersionKind
+	name         string
 	log          *slog.Logger
 	client       kubernetes.Interface
 	recorder     record.EventRecorder
@@ -52,14 +57,25 @@ type Controller struct {
 
 // New builds the controller on the given informers. Nothing runs until Run.
 func New(log *slog.Logger, client kubernetes.Interface, recorder record.EventRecorder, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer) (*Controller, error) {
+	return NewBase(log, client, recorder, rsInformer, podInformer, controllerKind, "replicaset")
+}
+
+// NewBase builds the controller for owners of kind, named name in logs and
+// its queue, as upstream's NewBaseController: the replication controller
+// passes ReplicaSet views of its ReplicationControllers (informer, client
+// and recorder adapters), so both kinds share this logic.
+func NewBase(log *slog.Logger, client kubernetes.Interface, recorder record.EventRecorder, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer,
+	kind schema.GroupVersionKind, name string) (*Controller, error) {
 	c := &Controller{
-		log:          log.With("controller", "replicaset"),
+		kind:         kind,
+		name:         name,
+		log:          log.With("controller", name),
 		client:       client,
 		recorder:     recorder,
 		rsLister:     rsInformer.Lister(),
 		podLister:    podInformer.Lister(),
 		synced:       []toolscache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
-		queue:        controllerutil.NewQueue("replicaset"),
+		queue:        controllerutil.NewQueue(name),
 		expectations: controllerutil.NewExpectations(),
 	}
 	if _, err := rsInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -83,7 +99,7 @@ func New(log *slog.Logger, client kubernetes.Interface, recorder record.EventRec
 // until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.queue.ShutDown()
-	if !toolscache.WaitForNamedCacheSync("replicaset", ctx.Done(), c.synced...) {
+	if !toolscache.WaitForNamedCacheSync(c.name, ctx.Done(), c.synced...) {
 		return nil
 	}
 	c.log.Info("controller started", "workers", workers)
@@ -119,7 +135,7 @@ func (c *Controller) deleteRS(obj any) {
 // resolveControllerRef returns the ReplicaSet ref names, if it is one of
 // ours with the same uid.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+	if ref.Kind != c.kind.Kind || ref.APIVersion != c.kind.GroupVersion().String() {
 		return nil
 	}
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
@@ -254,7 +270,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	claimer := &controllerutil.Claimer{
-		Controller: rs, ControllerKind: controllerKind, Selector: selector,
+		Controller: rs, ControllerKind: c.kind, Selector: selector,
 		Patch: func(ctx context.Context, ns, name string, pt types.PatchType, data []byte) error {
 			_, err := c.client.CoreV1().Pods(ns).Patch(ctx, name, pt, data, metav1.PatchOptions{})
 			return err
@@ -289,7 +305,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, pods []*v1.
 		diff = min(-diff, BurstReplicas)
 		c.expectations.Expect(key, diff, 0)
 		c.log.Debug("too few replicas", "replicaset", key, "need", *rs.Spec.Replicas, "creating", diff)
-		ref := controllerutil.NewControllerRef(rs, controllerKind)
+		ref := controllerutil.NewControllerRef(rs, c.kind)
 		created, err := slowStartBatch(diff, SlowStartInitialBatchSize, func() error {
 			return c.createPod(ctx, rs, ref)
 		})
