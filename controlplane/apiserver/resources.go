@@ -72,11 +72,6 @@ type resource struct {
 	BeginWrite func(s *Server, ctx context.Context, next, old runtime.Object) (func(ok bool), error)
 	// AfterDelete, when set, runs once an object is gone from storage.
 	AfterDelete func(s *Server, obj runtime.Object)
-	// TypeConverter, when set, is the schema server-side apply and
-	// managedFields see the objects through (a CRD's, from its structural
-	// schema); nil means the OpenAPI definition of a built-in kind, or
-	// managedfields' deduced type converter (fieldmanager.go).
-	TypeConverter typeConverter
 	// Serve, when set, answers every request for a resource that is not
 	// kept in storage (metrics.k8s.io, read from the node agents).
 	Serve func(q *request) error
