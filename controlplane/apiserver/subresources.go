@@ -114,6 +114,8 @@ func scaleSubresource() *subresource {
 				o.Spec.Replicas = &replicas
 			case *appsv1.ReplicaSet:
 				o.Spec.Replicas = &replicas
+			case *appsv1.StatefulSet:
+				o.Spec.Replicas = &replicas
 			case *corev1.ReplicationController:
 				o.Spec.Replicas = &replicas
 			default:
@@ -137,6 +139,11 @@ func toScale(_ *resource, obj runtime.Object) runtime.Object {
 		}
 		status, selector = o.Status.Replicas, o.Spec.Selector
 	case *appsv1.ReplicaSet:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, selector = o.Status.Replicas, o.Spec.Selector
+	case *appsv1.StatefulSet:
 		if o.Spec.Replicas != nil {
 			spec = *o.Spec.Replicas
 		}
