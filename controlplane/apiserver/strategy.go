@@ -60,6 +60,11 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		o.Status = corev1.ReplicationControllerStatus{}
 	case *policyv1.PodDisruptionBudget:
 		o.Status = policyv1.PodDisruptionBudgetStatus{}
+	case *corev1.PersistentVolume:
+		now := metav1.Now()
+		o.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &now}
+	case *corev1.PersistentVolumeClaim:
+		o.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
 	}
 }
 

@@ -33,7 +33,6 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
-	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
 	"github.com/glassplane/glassplane/controlplane/controllers/resourcequota"
 	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"

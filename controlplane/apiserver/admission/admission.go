@@ -114,13 +114,18 @@ func NewChain(plugins ...Plugin) *Chain {
 // NewDefaultChain is the chain kube-apiserver's default plugins amount to,
 // in its order: defaulting, DefaultTolerationSeconds, NamespaceLifecycle,
 // then validation. If namespaces is also a PriorityClassLister, pods get
-// the priority of any stored PriorityClass.
+// the priority of any stored PriorityClass; if it is a StorageClassLister,
+// DefaultStorageClass runs before validation.
 func NewDefaultChain(namespaces NamespaceLister) *Chain {
 	defaults := NewDefaultValues()
 	if pcs, ok := namespaces.(PriorityClassLister); ok {
 		defaults.priorityClasses = pcs
 	}
-	return NewChain(defaults, NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces), NewValidation())
+	plugins := []Plugin{defaults, NewDefaultTolerationSeconds(), NewNamespaceLifecycle(namespaces)}
+	if scs, ok := namespaces.(StorageClassLister); ok {
+		plugins = append(plugins, NewDefaultStorageClass(scs))
+	}
+	return NewChain(append(plugins, NewValidation())...)
 }
 
 // Run admits a: it runs the mutating plugins in order, recording the JSON
