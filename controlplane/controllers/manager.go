@@ -32,6 +32,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/job"
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
 	"github.com/glassplane/glassplane/controlplane/controllers/nodelifecycle"
+	"github.com/glassplane/glassplane/controlplane/controllers/podautoscaler"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicaset"
 	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
 	"github.com/glassplane/glassplane/controlplane/controllers/resourcequota"
@@ -153,6 +154,12 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create disruption controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"disruption", dpc.Run})
+
+	hpac, err := podautoscaler.NewForClient(m.log, client, recorder("horizontal-pod-autoscaler"), f.Autoscaling().V2().HorizontalPodAutoscalers(), f.Core().V1().Pods())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create horizontal pod autoscaler controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"horizontalpodautoscaler", hpac.Run})
 
 	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
 	if err != nil {
