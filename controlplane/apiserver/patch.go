@@ -16,7 +16,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 )
 
-var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)}
 
 // patch serves PATCH on an object or a subresource view of it.
 func (q *request) patch(v *view) error {
@@ -27,9 +27,8 @@ func (q *request) patch(v *view) error {
 	}
 	pt := types.PatchType(mediaType)
 	switch pt {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 	default:
-		// Server-side apply (application/apply-patch+yaml) is not served.
 		return unsupportedMediaType(mediaType, patchTypes...)
 	}
 	if pt == types.StrategicMergePatchType && q.res.Custom != nil {
@@ -39,6 +38,13 @@ func (q *request) patch(v *view) error {
 	body, err := q.readBody()
 	if err != nil {
 		return err
+	}
+	opts, err := q.writeOptions(pt)
+	if err != nil {
+		return err
+	}
+	if pt == types.ApplyYAMLPatchType {
+		return q.apply(v, body, opts)
 	}
 	if !json.Valid(body) {
 		return apierrors.NewBadRequest("error decoding patch: invalid JSON document")
@@ -71,7 +77,7 @@ func (q *request) patch(v *view) error {
 		if err := q.checkResourceVersion(in, curView); err != nil {
 			return nil, err
 		}
-		return v.merge(q.res, cur, in)
+		return q.mergeTracked(v, cur, q.trackUpdate(in, opts))
 	}, nil)
 	if err != nil {
 		return err

@@ -153,7 +153,8 @@ func TestPatchTypes(t *testing.T) {
 		patch string
 		code  int32
 	}{
-		{"apply is unsupported", types.ApplyYAMLPatchType, `{"metadata":{"labels":{"x":"y"}}}`, http.StatusUnsupportedMediaType},
+		{"apply without fieldManager", types.ApplyYAMLPatchType, `{"metadata":{"labels":{"x":"y"}}}`, http.StatusUnprocessableEntity},
+		{"unknown patch type", types.PatchType("application/foo-patch+json"), `{}`, http.StatusUnsupportedMediaType},
 		{"malformed merge", types.MergePatchType, `{"metadata":`, http.StatusBadRequest},
 		{"json patch test fails", types.JSONPatchType, `[{"op":"test","path":"/metadata/name","value":"other"}]`, http.StatusUnprocessableEntity},
 		{"json patch not a list", types.JSONPatchType, `{"op":"add"}`, http.StatusBadRequest},

@@ -112,6 +112,14 @@ func (q *request) create() error {
 	}
 	q.ev.ObjectRef.Name = m.GetName()
 	sentVersion := m.GetResourceVersion()
+	opts, err := q.writeOptions("")
+	if err != nil {
+		return err
+	}
+	if obj, err = q.trackCreate(obj, opts); err != nil {
+		return err
+	}
+	m, _ = meta.Accessor(obj)
 	prepareForCreate(q.res, obj)
 	if err := q.admit(admission.Create, obj, nil, dryRun); err != nil {
 		return err
@@ -409,16 +417,20 @@ func (q *request) put(v *view) error {
 	if err := q.checkNameAndNamespace(in); err != nil {
 		return err
 	}
+	opts, err := q.writeOptions("")
+	if err != nil {
+		return err
+	}
 	var create func() (runtime.Object, error)
 	if v.main && q.res.AllowCreateOnUpdate {
-		create = func() (runtime.Object, error) { return in.DeepCopyObject(), nil }
+		create = func() (runtime.Object, error) { return q.trackCreate(in.DeepCopyObject(), opts) }
 	}
 	result, err := q.update(q.info.Name, admission.Update, func(cur runtime.Object) (runtime.Object, error) {
 		next := in.DeepCopyObject() // each attempt starts from the body
 		if err := q.checkResourceVersion(next, v.get(q.res, cur)); err != nil {
 			return nil, err
 		}
-		return v.merge(q.res, cur, next)
+		return q.mergeTracked(v, cur, q.trackUpdate(next, opts))
 	}, create)
 	if err != nil {
 		return err
