@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/internal/hpaconversion"
 )
 
 // autoscalingResources are the registry entries of autoscaling:
@@ -22,15 +25,21 @@ func autoscalingResources() []*resource {
 		Verbs: verbsAll, StorageResource: "horizontalpodautoscalers", HasStatus: true,
 		Subresources: []*subresource{statusSubresource()},
 		BeginWrite:   beginHorizontalPodAutoscalerWrite,
-	}}, metricsResources()...)
+	}}, append([]*resource{autoscalingV1Resource()}, metricsResources()...)...)
 }
 
 // beginHorizontalPodAutoscalerWrite clears the status of a created HPA, as
 // upstream's strategy does in PrepareForCreate: only the controller
 // writes it, through the status subresource.
 func beginHorizontalPodAutoscalerWrite(_ *Server, _ context.Context, next, old runtime.Object) (func(bool), error) {
-	if hpa, ok := next.(*autoscalingv2.HorizontalPodAutoscaler); ok && old == nil {
+	if old != nil {
+		return func(bool) {}, nil
+	}
+	switch hpa := next.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
 		hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		hpa.Status = autoscalingv1.HorizontalPodAutoscalerStatus{}
 	}
 	return func(bool) {}, nil
 }
@@ -46,7 +55,10 @@ var horizontalPodAutoscalerPrinter = printer{
 		ageCol,
 	},
 	cells: func(obj runtime.Object) []any {
-		hpa := obj.(*autoscalingv2.HorizontalPodAutoscaler)
+		hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
+		if !ok {
+			hpa = hpaconversion.ToV2(obj.(*autoscalingv1.HorizontalPodAutoscaler))
+		}
 		minPods := "<unset>"
 		if hpa.Spec.MinReplicas != nil {
 			minPods = fmt.Sprint(*hpa.Spec.MinReplicas)

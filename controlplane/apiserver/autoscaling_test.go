@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -209,5 +210,62 @@ func TestMetricsOfSimulatedNodes(t *testing.T) {
 	}
 	if _, err := mc.MetricsV1beta1().NodeMetricses().Watch(ctx, metav1.ListOptions{}); err == nil {
 		t.Error("watch on node metrics: no error, want 405 as metrics-server")
+	}
+}
+
+// TestHorizontalPodAutoscalerV1 writes an HPA as autoscaling/v1 (as kubectl
+// autoscale does) and reads it as v2, and back.
+func TestHorizontalPodAutoscalerV1(t *testing.T) {
+	ns := shared.namespace(t)
+	ctx := ctxT(t)
+	v1hpa := &autoscalingv1.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MaxReplicas:    5, TargetCPUUtilizationPercentage: ptr.To(int32(50)),
+		},
+	}
+	created, err := shared.client.AutoscalingV1().HorizontalPodAutoscalers(ns).Create(ctx, v1hpa, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.MinReplicas == nil || *created.Spec.MinReplicas != 1 || *created.Spec.TargetCPUUtilizationPercentage != 50 {
+		t.Errorf("v1 created = %+v", created.Spec)
+	}
+	v2hpa, err := shared.client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v2hpa.Spec.Metrics) != 1 || *v2hpa.Spec.Metrics[0].Resource.Target.AverageUtilization != 50 || v2hpa.Spec.MaxReplicas != 5 {
+		t.Errorf("as v2 = %+v", v2hpa.Spec)
+	}
+	v2hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(int32(30))}}
+	if _, err := shared.client.AutoscalingV2().HorizontalPodAutoscalers(ns).Update(ctx, v2hpa, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := shared.client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(back.Annotations["autoscaling.alpha.kubernetes.io/behavior"], `"stabilizationWindowSeconds":30`) {
+		t.Errorf("v1 annotations = %v, want the behavior carried", back.Annotations)
+	}
+	// An update through v1 keeps the behavior it cannot show.
+	back.Spec.MaxReplicas = 7
+	if _, err := shared.client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, back, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := shared.client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Spec.MaxReplicas != 7 || again.Spec.Behavior == nil || *again.Spec.Behavior.ScaleDown.StabilizationWindowSeconds != 30 || len(again.Annotations) != 0 {
+		t.Errorf("after the v1 update, v2 = %+v %v", again.Spec, again.Annotations)
+	}
+	bad := v1hpa.DeepCopy()
+	bad.Name, bad.Spec.MinReplicas = "bad", ptr.To(int32(9))
+	if _, err := shared.client.AutoscalingV1().HorizontalPodAutoscalers(ns).Create(ctx, bad, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), "spec.maxReplicas: Invalid value: 5: must be greater than or equal to `minReplicas`") {
+		t.Errorf("v1 min 9 max 5: %v", err)
 	}
 }

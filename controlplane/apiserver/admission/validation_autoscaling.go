@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/internal/hpaconversion"
 )
 
 // HorizontalPodAutoscalers (autoscaling/v2) are defaulted and validated as
@@ -340,19 +343,31 @@ func validateMetricIdentifier(id autoscalingv2.MetricIdentifier, fld *field.Path
 // validateAutoscaling validates the autoscaling kinds; ok is false for
 // other kinds.
 func validateAutoscaling(obj, old runtime.Object) (field.ErrorList, bool) {
-	hpa, isHPA := obj.(*autoscalingv2.HorizontalPodAutoscaler)
+	hpa, isHPA := asHPAV2(obj)
 	if !isHPA {
 		return nil, false
 	}
-	prev, _ := old.(*autoscalingv2.HorizontalPodAutoscaler)
+	prev, _ := asHPAV2(old)
 	return validateHorizontalPodAutoscaler(hpa, prev), true
+}
+
+// asHPAV2 is an HPA of either version as autoscaling/v2 (autoscaling/v1
+// writes are validated as the v2 objects they are stored as).
+func asHPAV2(obj runtime.Object) (*autoscalingv2.HorizontalPodAutoscaler, bool) {
+	switch o := obj.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return o, true
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		return hpaconversion.ToV2(o), true
+	}
+	return nil, false
 }
 
 // validateAutoscalingStatus validates a status write of the autoscaling
 // kinds; ok is false for other kinds.
 func validateAutoscalingStatus(obj, old runtime.Object) (field.ErrorList, bool) {
-	hpa, isHPA := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-	prev, wasHPA := old.(*autoscalingv2.HorizontalPodAutoscaler)
+	hpa, isHPA := asHPAV2(obj)
+	prev, wasHPA := asHPAV2(old)
 	if !isHPA || !wasHPA {
 		return nil, false
 	}
@@ -362,9 +377,16 @@ func validateAutoscalingStatus(obj, old runtime.Object) (field.ErrorList, bool) 
 // defaultAutoscaling defaults the autoscaling kinds; it reports whether
 // obj was one.
 func defaultAutoscaling(obj runtime.Object) bool {
-	hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-	if ok {
+	switch hpa := obj.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
 		defaultHorizontalPodAutoscaler(hpa)
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		// autoscaling/v1's SetDefaults_HorizontalPodAutoscaler.
+		if hpa.Spec.MinReplicas == nil {
+			hpa.Spec.MinReplicas = ptrTo(int32(1))
+		}
+	default:
+		return false
 	}
-	return ok
+	return true
 }

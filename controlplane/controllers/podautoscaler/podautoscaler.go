@@ -29,9 +29,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/controllers/internal/controllerutil"
 )
+
+// defaultCPUUtilization is the target of an HPA without metrics.
+const defaultCPUUtilization int32 = 80
 
 // MetricsSource lists the resource metrics of pods, as metrics.k8s.io's
 // PodMetrics.
@@ -261,12 +265,19 @@ func (c *Controller) replicasForMetrics(ctx context.Context, hpa *autoscalingv2.
 		c.setCondition(hpa, autoscalingv2.ScalingActive, v1.ConditionFalse, "InvalidSelector", "the HPA target's scale is missing a selector")
 		return 0, "", nil, fmt.Errorf("%s", msg)
 	}
-	statuses := make([]autoscalingv2.MetricStatus, len(hpa.Spec.Metrics))
+	specs := hpa.Spec.Metrics
+	if len(specs) == 0 {
+		// What the API's defaulting gives an HPA without metrics (one
+		// written as autoscaling/v1 without a CPU target).
+		specs = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: v1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(defaultCPUUtilization)}}}}
+	}
+	statuses := make([]autoscalingv2.MetricStatus, len(specs))
 	var proposal int32 = -1
 	name := ""
 	invalid := 0
 	var firstErr error
-	for i, spec := range hpa.Spec.Metrics {
+	for i, spec := range specs {
 		replicas, metricName, status, err := c.replicasForMetric(ctx, hpa, spec, selector, current)
 		if err != nil {
 			invalid++
@@ -280,8 +291,8 @@ func (c *Controller) replicasForMetrics(ctx context.Context, hpa *autoscalingv2.
 			proposal, name = replicas, metricName
 		}
 	}
-	if invalid == len(hpa.Spec.Metrics) || proposal < 0 {
-		return -1, "", statuses, fmt.Errorf("invalid metrics (%v invalid out of %v), first error is: %v", invalid, len(hpa.Spec.Metrics), firstErr)
+	if invalid == len(specs) || proposal < 0 {
+		return -1, "", statuses, fmt.Errorf("invalid metrics (%v invalid out of %v), first error is: %v", invalid, len(specs), firstErr)
 	}
 	c.setCondition(hpa, autoscalingv2.ScalingActive, v1.ConditionTrue, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from %s", name)
 	return proposal, name, statuses, nil
