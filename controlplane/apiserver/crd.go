@@ -42,12 +42,15 @@ func crdResources() []*resource {
 	}}
 }
 
-// prepareCRDForCreate does what upstream's CRD strategy does on create:
-// status starts empty but for the stored version. The
+// prepareCRDForCreate applies the v1 defaults (what decoding into
+// kube-apiserver fills in: listKind, singular, conversion None, ...) and
+// does what upstream's CRD strategy does on create: status starts empty but
+// for the stored version. The
 // customresourcecleanup finalizer is set here, so that deleting the CRD
 // deletes its objects first.
 func prepareCRDForCreate(_ context.Context, obj runtime.Object) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	scheme.Scheme.Default(crd)
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
@@ -59,10 +62,11 @@ func prepareCRDForCreate(_ context.Context, obj runtime.Object) {
 	}
 }
 
-// prepareCRDForUpdate adds a new storage version to status.storedVersions,
-// as upstream's strategy does.
+// prepareCRDForUpdate applies the v1 defaults and adds a new storage
+// version to status.storedVersions, as upstream's strategy does.
 func prepareCRDForUpdate(_ context.Context, _, next runtime.Object) {
 	crd := next.(*apiextensionsv1.CustomResourceDefinition)
+	scheme.Scheme.Default(crd)
 	for _, v := range crd.Spec.Versions {
 		if v.Storage && !containsString(crd.Status.StoredVersions, v.Name) {
 			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -159,6 +159,7 @@ func (k crdSink) update(name string, crd *apiextensionsv1.CustomResourceDefiniti
 	if err := k.s.custom.set(name, crd); err != nil {
 		k.s.log.Error("failed to serve custom resource", "crd", name, "err", err)
 	}
+	k.s.publishCRDOpenAPI()
 	if crd == nil {
 		// Another CRD of the group may now take the names it held.
 		k.s.custom.mu.RLock()

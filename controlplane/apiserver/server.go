@@ -147,6 +147,8 @@ type Server struct {
 	dynamic dynamicAdmission
 	// custom holds the registry entries built from CRDs at run time.
 	custom *customResources
+	// crdDocs publishes the CRDs' OpenAPI documents.
+	crdDocs crdOpenAPI
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -200,7 +202,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		described = append(described, res.openAPI())
 	}
-	s.openapi = &lazyOpenAPI{resources: described}
+	s.openapi = &lazyOpenAPI{resources: described, built: s.attachOpenAPI}
 	s.lookups = s.newLookupCaches()
 	s.hookNamespaces = newPostStartHook("bootstrap-controller")
 	s.hookPriorityClasses = newPostStartHook("scheduling/bootstrap-system-priority-classes")
@@ -230,6 +232,9 @@ type lazyOpenAPI struct {
 	once      sync.Once
 	handler   http.Handler
 	err       error
+	// built, when set, is given the service once it is built (the CRDs'
+	// documents join it).
+	built func(*openapi.Service)
 }
 
 func (l *lazyOpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -240,6 +245,9 @@ func (l *lazyOpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		l.handler, l.resources = svc.Handler(), nil
+		if l.built != nil {
+			l.built(svc)
+		}
 	})
 	if l.err != nil {
 		writeText(w, http.StatusInternalServerError, l.err.Error())

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -63,6 +64,11 @@ type Service struct {
 	v3       *handler3.OpenAPIService
 	v3Groups map[string]bool
 	mux      *http.ServeMux
+	// v2Static is the v2 document of the fixed resources, into which
+	// SetV2 serves merged with the custom resources' (custom.go).
+	v2Static *spec.Swagger
+	// custom holds the v3 paths SetCustomV3 published (path → true).
+	custom sync.Map
 }
 
 // NewService builds the documents describing resources.
@@ -113,6 +119,7 @@ func NewService(resources []Resource) (*Service, error) {
 	}
 	s := &Service{
 		v2:       handler.NewOpenAPIService(v2),
+		v2Static: v2,
 		v3:       handler3.NewOpenAPIService(),
 		v3Groups: map[string]bool{},
 		mux:      http.NewServeMux(),
@@ -188,7 +195,8 @@ func (s *Service) GroupVersionPaths() []string {
 // serveGroupVersion answers 404 for unknown group versions, where
 // handler3 would answer an empty 200.
 func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
-	if !s.v3Groups[strings.TrimPrefix(r.URL.Path, V3Path+"/")] {
+	path := strings.TrimPrefix(r.URL.Path, V3Path+"/")
+	if _, custom := s.custom.Load(path); !s.v3Groups[path] && !custom {
 		http.NotFound(w, r)
 		return
 	}
