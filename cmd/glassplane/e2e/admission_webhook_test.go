@@ -30,7 +30,8 @@ import (
 // answers after 3 s, /allow allows everything. It records the requests.
 type webhookServer struct {
 	URL      string
-	CABundle string // base64 PEM, as a caBundle field wants it
+	CABundle string // base64 PEM, as a caBundle field in YAML wants it
+	CAPEM    []byte
 	mu       sync.Mutex
 	reviews  []admissionv1.AdmissionRequest
 	srv      *http.Server
@@ -64,10 +65,8 @@ func startWebhookServer(t testing.TB) *webhookServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &webhookServer{
-		URL:      "https://" + ln.Addr().String(),
-		CABundle: base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})),
-	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	w := &webhookServer{URL: "https://" + ln.Addr().String(), CABundle: base64.StdEncoding.EncodeToString(caPEM), CAPEM: caPEM}
 	w.srv = &http.Server{
 		Handler:   http.HandlerFunc(w.serve),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
