@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1apply "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
@@ -190,9 +191,21 @@ func BenchmarkServerSideApply(b *testing.B) {
 	}
 	start = time.Now()
 	for i := range n {
-		d.Annotations = map[string]string{"rev": fmt.Sprint(i)}
-		if d, err = deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
-			b.Fatal(err)
+		for {
+			d.Annotations = map[string]string{"rev": fmt.Sprint(i)}
+			next, err := deployments.Update(ctx, d, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				// The deployment controller wrote the status in between.
+				if d, err = deployments.Get(ctx, d.Name, metav1.GetOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				continue
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			d = next
+			break
 		}
 	}
 	updates := float64(n) / time.Since(start).Seconds()
