@@ -12,5 +12,6 @@
 // each step. It works only on the typed k8s.io/api objects it is handed and a
 // NamespaceLister, ServiceAccountLister, LimitRangeLister,
 // IngressClassLister and QuotaStore it is given; it never touches storage
-// or the network itself.
+// or the network itself. The admission webhooks and policies are the
+// dynamic subpackage's plugins, which the API server adds to its chain.
 package admission
