@@ -29,7 +29,14 @@
 // decoded once, and each frame encoded once, for all its watchers through
 // the storage event's memo; a watch flushes once it has caught up with the
 // events waiting for it. JSON merge patches take apart only the parts of
-// the object they reach, with jsonpatch.MergePatch's results. The OpenAPI
+// the object they reach, with jsonpatch.MergePatch's results. Every write
+// (create, update, patch, the status and scale subresources) records its
+// manager in metadata.managedFields, and PATCH with
+// application/apply-patch+yaml is server-side apply, both through
+// k8s.io/apimachinery's managedfields over structured-merge-diff
+// (fieldmanager.go, apply.go): built-in kinds are typed by their OpenAPI
+// definitions, a resource's TypeConverter (a CRD's schema) overrides that,
+// and objects without either get the deduced, all-atomic schema. The OpenAPI
 // documents are built on their first request, and Config.Profiling serves
 // Go's profiles on /debug/pprof/.
 //
