@@ -335,7 +335,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		loops.Add(1)
 		go func() { defer loops.Done(); a.watchExits(ctx, ew) }()
 	}
-	loops.Add(2)
+	loops.Add(3)
+	go func() { defer loops.Done(); a.runVolumeCleanup(ctx) }()
 	go func() { defer loops.Done(); a.leaseLoop(ctx, node) }()
 	go func() { defer loops.Done(); a.nodeStatusLoop(ctx) }()
 	close(a.ready)

@@ -235,7 +235,8 @@ type volumeFile struct {
 // prepareVolumes materializes the pod's volumes under its directory on the
 // node, once: emptyDir directories, files of configMap, secret,
 // downwardAPI and projected volumes (with a service account token from
-// the TokenRequest API), and hostPath checks. Volumes of a pod whose
+// the TokenRequest API), hostPath checks and the directories of bound
+// claims' volumes (claims.go). Volumes of a pod whose
 // runtime keeps no files (simulated) are skipped.
 func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod) error {
 	dirs, ok := a.cfg.Runtime.(podDirRuntime)
@@ -264,6 +265,13 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 				if _, err := os.Stat(p); err != nil {
 					return volumeError(v.Name, fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t))))
 				}
+			}
+			paths[v.Name] = p
+			continue
+		case v.PersistentVolumeClaim != nil || v.Ephemeral != nil:
+			p, err := a.claimPath(ctx, pod, v)
+			if err != nil {
+				return volumeError(v.Name, err)
 			}
 			paths[v.Name] = p
 			continue
@@ -533,10 +541,11 @@ func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container) ([]runtime.Mou
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
 		}
 		v := byName[m.Name]
-		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
+		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil ||
+			(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly)
 		if m.SubPath != "" {
 			sub := filepath.Join(host, filepath.Clean("/"+m.SubPath))
-			if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) && (v.EmptyDir != nil || v.HostPath != nil) {
+			if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) && (v.EmptyDir != nil || v.HostPath != nil || v.PersistentVolumeClaim != nil) {
 				if err := os.MkdirAll(sub, 0o777); err != nil {
 					return nil, fmt.Errorf("failed to create subPath %q of volume %q: %w", m.SubPath, m.Name, err)
 				}

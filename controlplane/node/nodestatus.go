@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	"github.com/glassplane/glassplane/controlplane/localpath"
 	"github.com/glassplane/glassplane/controlplane/usage"
 )
 
@@ -122,6 +123,8 @@ func (a *Agent) desiredNode(ctx context.Context) (*corev1.Node, error) {
 	}
 	if a.cfg.Simulated {
 		annotations[usage.AnnotationSimulatedUsage] = cmp.Or(a.cfg.SimulatedUsage, usage.DefaultSimulatedUsage)
+	} else {
+		annotations[localpath.AnnotationDir] = localpath.VolumesDir(a.cfg.DataDir)
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

@@ -15,6 +15,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/podtopologyspread"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/tainttoleration"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/volumebinding"
 )
 
 // Defaults for Config.
@@ -68,9 +69,9 @@ type Config struct {
 
 // DefaultPlugins is kube-scheduler's default profile (multiPoint) as far
 // as Glassplane implements it, in kube-scheduler's order and with its
-// score weights. Left out: NodeVolumeLimits, the volume plugins,
-// DynamicResources and DefaultBinder (binding is built in); DefaultPreemption
-// is the scheduler's PostFilter step.
+// score weights. Left out: NodeVolumeLimits, VolumeRestrictions,
+// VolumeZone, DynamicResources and DefaultBinder (binding is built in);
+// DefaultPreemption is the scheduler's PostFilter step.
 func DefaultPlugins() []framework.PluginRef {
 	return []framework.PluginRef{
 		{Name: queuesort.Name},
@@ -80,6 +81,7 @@ func DefaultPlugins() []framework.PluginRef {
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesources.Name, Weight: 1},
+		{Name: volumebinding.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: noderesources.BalancedAllocationName, Weight: 1},

@@ -81,6 +81,15 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
+		if st := prof.fwk.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
+			if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+				s.log.Error("failed to forget assumed pod", "pod", key, "err", ferr)
+			}
+			d.Node = ""
+			s.handleSchedulingFailure(ctx, prof, pi, cycle, st.AsError(), d)
+			state.ReleaseScores()
+			return
+		}
 		s.bind(ctx, prof, pi, cycle, assumed, d)
 		// bind encoded d's scores (record, summary) or
 		// recorded the failure: they are not needed any more.

@@ -28,6 +28,7 @@ type Framework struct {
 	filter      []FilterPlugin
 	preScore    []PreScorePlugin
 	score       []ScorePlugin
+	preBind     []PreBindPlugin
 	weights     map[string]int64
 }
 
@@ -67,6 +68,9 @@ func NewFramework(ctx context.Context, registry Registry, profile Profile, h Han
 		}
 		if ps, ok := p.(PreScorePlugin); ok {
 			f.preScore = append(f.preScore, ps)
+		}
+		if pb, ok := p.(PreBindPlugin); ok {
+			f.preBind = append(f.preBind, pb)
 		}
 		if sp, ok := p.(ScorePlugin); ok && !ref.DisableScore {
 			weight := ref.Weight

@@ -12,6 +12,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/podtopologyspread"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/queuesort"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/tainttoleration"
+	"github.com/glassplane/glassplane/controlplane/scheduler/plugins/volumebinding"
 )
 
 // NewInTreeRegistry returns the factories of every plugin shipped with
@@ -29,5 +30,6 @@ func NewInTreeRegistry() framework.Registry {
 		imagelocality.Name:                   imagelocality.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		podtopologyspread.Name:               podtopologyspread.New,
+		volumebinding.Name:                   volumebinding.New,
 	}
 }
