@@ -40,6 +40,7 @@ type Controller struct {
 	podLister corelisters.PodLister
 	rsLister  appslisters.ReplicaSetLister
 	dLister   appslisters.DeploymentLister
+	ssLister  appslisters.StatefulSetLister // nil until AddStatefulSets
 	synced    []toolscache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 	// now is the clock, replaced in tests.

@@ -54,7 +54,7 @@ func (c *Controller) expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []
 
 // expectedScale sums spec.replicas over the distinct controllers of pods.
 // A pod whose controller reference names nothing this controller can read
-// (a missing ReplicaSet, a StatefulSet, any other kind) is an error.
+// (a missing ReplicaSet or StatefulSet, any other kind) is an error.
 func (c *Controller) expectedScale(pods []*v1.Pod) (expected int32, unmanaged []string, err error) {
 	scales := map[types.UID]int32{}
 	// seen holds the controller references already resolved.
@@ -91,9 +91,12 @@ const (
 
 // controllerScale resolves a pod's controller reference to the workload
 // whose spec.replicas the pod counts against: the ReplicaSet, or the
-// Deployment controlling it. found is false when the reference names no
-// ReplicaSet in the cache with its uid.
+// Deployment controlling it, or the StatefulSet. found is false when the
+// reference names no such object in the cache with its uid.
 func (c *Controller) controllerScale(namespace string, ref *metav1.OwnerReference) (uid types.UID, replicas int32, found bool, err error) {
+	if ref.Kind == statefulSetKind {
+		return c.statefulSetScale(namespace, ref)
+	}
 	if ok, err := isAppsKind(ref, replicaSetKind); !ok || err != nil {
 		return "", 0, false, err
 	}
