@@ -51,6 +51,8 @@ type Plugins struct {
 	validatingWebhook *webhookvalidating.Plugin
 	validatingPolicy  *policyvalidating.Plugin
 	objects           *objectInterfaces
+	// names maps a webhook call's URL to the webhook's name; set by Start.
+	names webhookNames
 	// started is set once Start has wired and synced the plugins.
 	started atomic.Bool
 }
@@ -97,6 +99,12 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 	}
 	p.mutatingWebhook.SetServiceResolver(resolver)
 	p.validatingWebhook.SetServiceResolver(resolver)
+	p.mutatingWebhook.SetAuthenticationInfoResolverWrapper(timingResolver)
+	p.validatingWebhook.SetAuthenticationInfoResolverWrapper(timingResolver)
+	p.names = webhookNames{
+		mutating:   factory.Admissionregistration().V1().MutatingWebhookConfigurations().Lister(),
+		validating: factory.Admissionregistration().V1().ValidatingWebhookConfigurations().Lister(),
+	}
 	p.validatingPolicy.SetRESTMapper(deps.RESTMapper)
 	p.validatingPolicy.SetDynamicClient(deps.Dynamic)
 	p.validatingPolicy.SetUnconditionalAuthorizer(deps.Authorizer)
@@ -146,8 +154,10 @@ func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error 
 		return nil
 	}
 	attrs := newAttributes(a)
+	ctx, calls := withCallLog(ctx)
 	err := m.p.mutatingWebhook.Admit(ctx, attrs, m.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+	a.AuditAnnotations = calls.annotate(a.AuditAnnotations, MutatingWebhookName, func(url string) string { return m.p.names.name(true, url) })
 	return err
 }
 
@@ -168,8 +178,10 @@ func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) e
 		return nil
 	}
 	attrs := newAttributes(a)
+	ctx, calls := withCallLog(ctx)
 	err := v.plugin.Validate(ctx, attrs, v.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+	a.AuditAnnotations = calls.annotate(a.AuditAnnotations, v.name, func(url string) string { return v.p.names.name(false, url) })
 	return err
 }
 

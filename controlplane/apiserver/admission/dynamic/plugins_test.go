@@ -126,7 +126,19 @@ func TestPluginsCallWebhooks(t *testing.T) {
 		t.Errorf("audit annotations = %v, want upstream's mutation annotation", a.AuditAnnotations)
 	}
 
-	_, err = chain.Run(ctx, attrs("denied-one"))
+	// Each call is a stage of admission on the pipeline page.
+	if got := a.AuditAnnotations["admission.glassplane.io/MutatingAdmissionWebhook/mutate.test"]; !strings.HasPrefix(got, `patched: [{"op":"add"`) {
+		t.Errorf("the mutating call's note = %q, want its patch", got)
+	}
+	if got := a.AuditAnnotations["admission.glassplane.io/ValidatingAdmissionWebhook/deny.test"]; !strings.HasPrefix(got, "allowed (") {
+		t.Errorf("the validating call's note = %q, want allowed with its duration", got)
+	}
+
+	denied := attrs("denied-one")
+	_, err = chain.Run(ctx, denied)
+	if got := denied.AuditAnnotations["admission.glassplane.io/ValidatingAdmissionWebhook/deny.test"]; !strings.HasPrefix(got, "denied: no denied-* here (") {
+		t.Errorf("the denying call's note = %q", got)
+	}
 	want := `admission webhook "deny.test" denied the request: no denied-* here`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("denied object: %v, want 403 %q", err, want)
