@@ -285,6 +285,82 @@ func TestStatefulSet(t *testing.T) {
 		})
 	})
 
+	t.Run("claims of volumeClaimTemplates are made before their pods, bound, and go with the set", func(t *testing.T) {
+		kubectl(t, `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      nodeSelector: {node.glassplane.io/runtime: simulated}
+      containers: [{name: main, image: busybox:1.36, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 16Mi}}
+`, "apply", "-f", "-")
+		Eventually(t, 2*time.Minute, "db ready with two bound claims", func() error {
+			s, err := c.Client.AppsV1().StatefulSets(ns).Get(ctx, "db", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if s.Status.ReadyReplicas != 2 {
+				return fmt.Errorf("%d ready", s.Status.ReadyReplicas)
+			}
+			for _, name := range []string{"data-db-0", "data-db-1"} {
+				pvc, err := c.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if pvc.Status.Phase != v1.ClaimBound {
+					return fmt.Errorf("%s is %s", name, pvc.Status.Phase)
+				}
+			}
+			return nil
+		})
+		for i, name := range []string{"db-0", "db-1"} {
+			p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			claim := fmt.Sprintf("data-db-%d", i)
+			if len(p.Spec.Volumes) == 0 || p.Spec.Volumes[0].PersistentVolumeClaim == nil || p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != claim {
+				t.Errorf("%s volumes %+v, want claim %s", name, p.Spec.Volumes, claim)
+			}
+			pvc, err := c.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref := metav1.GetControllerOf(pvc); ref == nil || ref.Kind != "StatefulSet" || ref.Name != "db" {
+				t.Errorf("%s controller %v, want StatefulSet db (whenDeleted: Delete)", claim, ref)
+			}
+			if !pvc.CreationTimestamp.Before(&p.CreationTimestamp) && !pvc.CreationTimestamp.Equal(&p.CreationTimestamp) {
+				t.Errorf("%s created at %v after its pod at %v", claim, pvc.CreationTimestamp, p.CreationTimestamp)
+			}
+		}
+		events := kubectl(t, "", "get", "events", "--field-selector", "involvedObject.kind=StatefulSet,involvedObject.name=db")
+		if !strings.Contains(events, "create Claim data-db-0 Pod db-0 in StatefulSet db success") {
+			t.Errorf("events:\n%s", events)
+		}
+		kubectl(t, "", "delete", "statefulset", "db")
+		Eventually(t, 2*time.Minute, "the claims deleted with the set", func() error {
+			pvcs, err := c.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=db"})
+			if err != nil {
+				return err
+			}
+			if len(pvcs.Items) != 0 {
+				return fmt.Errorf("%d claims left", len(pvcs.Items))
+			}
+			return nil
+		})
+	})
+
 	t.Run("a selector that does not match the template is refused with 422", func(t *testing.T) {
 		bad := strings.Replace(statefulSetOnly(statefulSetYAML("bad", 1, rolling, "busybox:1.36")), "metadata: {labels: {app: bad}}", "metadata: {labels: {app: other}}", 1)
 		out, err := c.Kubectl(t, bad, "-n", ns, "create", "-f", "-")
