@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"strconv"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +59,10 @@ func cronJobCells(obj runtime.Object) []any {
 	}
 	suspend := "<unset>"
 	if cj.Spec.Suspend != nil {
-		suspend = strconv.FormatBool(*cj.Spec.Suspend)
+		suspend = "False"
+		if *cj.Spec.Suspend {
+			suspend = "True"
+		}
 	}
 	lastSchedule := "<none>"
 	if cj.Status.LastScheduleTime != nil {
