@@ -1,6 +1,7 @@
 // Package controllers is the controller manager: it builds one shared
 // informer factory and starts every controller in the subpackages on it
-// (deployment, replicaset, job, daemonset, statefulset, disruption, garbage collector,
+// (deployment, replicaset, replicationcontroller (the replicaset logic over
+// RC adapters), job, cronjob, daemonset, statefulset, disruption, garbage collector,
 // namespace, node lifecycle, endpoints and EndpointSlices), each recording
 // its Events under its Kubernetes component name. It is an API client
 // only: everything it reads comes from informers and everything it changes
