@@ -97,14 +97,16 @@ func TestStorageLocalPathClaim(t *testing.T) {
 	})
 
 	out := c.MustKubectl(t, "", "get", "pv,pvc,sc")
+	words := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{
-		"CAPACITY   ACCESS MODES   RECLAIM POLICY   STATUS   CLAIM",
-		"64Mi       RWO            Delete           Bound    default/notes",
-		"STATUS   VOLUME",
-		"PROVISIONER               RECLAIMPOLICY   VOLUMEBINDINGMODE      ALLOWVOLUMEEXPANSION",
-		"storageclass.storage.k8s.io/standard (default)   glassplane.io/local-path   Delete          WaitForFirstConsumer   false",
+		"NAME CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM STORAGECLASS VOLUMEATTRIBUTESCLASS REASON AGE",
+		"64Mi RWO Delete Bound default/notes standard <unset>",
+		"NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE",
+		"persistentvolumeclaim/notes Bound " + pv.Name + " 64Mi RWO standard <unset>",
+		"NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE",
+		"storageclass.storage.k8s.io/standard (default) glassplane.io/local-path Delete WaitForFirstConsumer false",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(words, want) {
 			t.Errorf("kubectl get pv,pvc,sc lacks %q:\n%s", want, out)
 		}
 	}
