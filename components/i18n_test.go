@@ -38,7 +38,7 @@ func korean(t *testing.T) map[string]string {
 func i18nPages() map[string]templ.Component {
 	object := Object{
 		Resource: "pods", Namespace: "default", Name: "mypod", Kind: "Pod", UID: "u1", Key: "/registry/pods/default/mypod",
-		CSRFToken: "c", Found: true, ResourceVersion: 12,
+		CSRFToken: "c", Found: true, ResourceVersion: 12, FieldOwners: []FieldOwner{{Manager: "kubectl", Operation: "Apply", APIVersion: "v1", Time: "2026-01-02 03:04:05", Fields: []string{".spec.replicas"}}},
 		Owners:     []ObjectLink{{Kind: "ReplicaSet", Name: "rs", Href: "/objects/replicasets/default/rs", Controller: true}},
 		Dependents: []TimelineGroup{{Object: ObjectLink{Kind: "Event", Name: "e", Href: "/x"}}},
 		Incarnations: []Incarnation{

@@ -227,6 +227,19 @@ type Object struct {
 	// Service is what a Service's page shows beside the stored object,
 	// read through the API as the page's user; nil for other kinds.
 	Service *Service
+	// FieldOwners is the object's managedFields: who owns which field.
+	FieldOwners []FieldOwner
+}
+
+// FieldOwner is one managedFields entry: a manager, how it wrote (Apply or
+// Update, through a subresource or not), when, and the fields it owns.
+type FieldOwner struct {
+	Manager     string
+	Operation   string
+	Subresource string
+	APIVersion  string
+	Time        string
+	Fields      []string
 }
 
 // Incarnation is another object of the same name, before or after the one

@@ -82,6 +82,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 		if head.Kind != "" {
 			vm.Kind = head.Kind
 		}
+		vm.FieldOwners = fieldOwners(head.Metadata.ManagedFields)
 		if out, err := yaml.JSONToYAML(maskSecrets(kv.Value)); err == nil {
 			vm.YAML = string(out)
 		} else {

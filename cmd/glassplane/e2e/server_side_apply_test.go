@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +98,18 @@ func TestServerSideApplyKubectl(t *testing.T) {
 	}
 	if !owner["rollout-tool"] || owner["kubectl"] {
 		t.Errorf("spec.replicas owned by %v after --force-conflicts, want rollout-tool alone", owner)
+	}
+	// The dashboard's object page shows who owns which field.
+	resp, err := http.Get(c.WebURL + "/objects/deployments/" + ns + "/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`data-testid="field-owners"`, `data-manager="rollout-tool"`, `data-operation="Apply"`, `<code data-testid="owned-field">.spec.replicas</code>`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the object page (%d) lacks %s", resp.StatusCode, want)
+		}
 	}
 	// The deployment controller writes the status: its entry names the
 	// subresource.
