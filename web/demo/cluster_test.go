@@ -89,6 +89,7 @@ func newFakeCluster() *fakeCluster {
 		}
 		return false, nil, nil
 	})
+	c.playStatefulSets()
 	return c
 }
 

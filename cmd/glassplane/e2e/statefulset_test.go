@@ -377,3 +377,20 @@ spec:
 		}
 	})
 }
+
+// TestDemoStatefulSet plays the stateful-set demo on the shared cluster:
+// the pods come up in order with their hostnames, web-1 comes back under
+// its name, and the demo's namespace is gone afterwards.
+func TestDemoStatefulSet(t *testing.T) {
+	c := SharedCluster(t)
+	out, err := playDemo(t, c, "stateful-set")
+	if err != nil {
+		t.Fatalf("glassplane demo run stateful-set: %v\n%s", err, out)
+	}
+	for _, want := range []string{"created in order: web-0 (hostname web-0.web), web-1 (hostname web-1.web), web-2 (hostname web-2.web)",
+		"pod/web-1 made again: hostname web-1, pod-index 1", "statefulset.apps/web deleted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the demo said:\n%s\nwant %q", out, want)
+		}
+	}
+}
