@@ -210,3 +210,47 @@ func TestStorageBadClaims(t *testing.T) {
 		t.Errorf("changing the default class's provisioner: err %v, output %q", err, out)
 	}
 }
+
+// TestStorageSurvivesRestart: a file a pod wrote to its claim is read by a
+// new pod after `glassplane up` is stopped and started again on the same
+// data directory.
+func TestStorageSurvivesRestart(t *testing.T) {
+	requireTool(t, "containerd", "real containers")
+	dir, err := os.MkdirTemp("", "gp-storage-restart-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c, err := StartCluster(dir, "--node-runtime", "containerd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	c.MustKubectl(t, claimManifest("keep", "", "16Mi"), "apply", "-f", "-")
+	createPod(t, c, claimPod("keep-writer", "keep", "echo kept-across-restarts > /data/msg", corev1.RestartPolicyNever))
+	waitPodPhase(t, c, "default", "keep-writer", corev1.PodSucceeded, 3*time.Minute)
+	c.MustKubectl(t, "", "delete", "pod", "keep-writer", "--wait=true")
+	c.Stop()
+	if err := os.Remove(filepath.Join(c.DataDir, "kubeconfig")); err != nil {
+		t.Fatal(err)
+	}
+
+	c2, err := StartCluster(dir, "--node-runtime", "containerd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("restarted cluster's log:\n%s", tail(c2.Log(), 60))
+		}
+		c2.Stop()
+	})
+	if out := c2.MustKubectl(t, "", "get", "pvc", "keep", "-o", "jsonpath={.status.phase}"); out != "Bound" {
+		t.Fatalf("claim after the restart: %q", out)
+	}
+	createPod(t, c2, claimPod("keep-reader", "keep", "cat /data/msg", corev1.RestartPolicyNever))
+	waitPodPhase(t, c2, "default", "keep-reader", corev1.PodSucceeded, 3*time.Minute)
+	if logs := c2.MustKubectl(t, "", "logs", "keep-reader"); strings.TrimSpace(logs) != "kept-across-restarts" {
+		t.Errorf("after the restart the pod read %q", logs)
+	}
+}
