@@ -374,7 +374,7 @@ func (m *metricsScraper) usage(ctx context.Context, client *KubeletClient, n *co
 		return nil, err
 	}
 	prev := m.remember(n.Name, cur)
-	if prev == nil {
+	if prev == nil || !prev.covers(cur) {
 		select {
 		case <-time.After(metricsMinWindow):
 		case <-ctx.Done():
@@ -411,6 +411,19 @@ func (m *metricsScraper) remember(node string, cur *nodeSample) *nodeSample {
 	}
 	m.history[node] = h
 	return prev
+}
+
+// covers reports whether s has a reading of every container cur has (a
+// container started since has no rate against s).
+func (s *nodeSample) covers(cur *nodeSample) bool {
+	for uid, containers := range cur.pods {
+		for name, c := range containers {
+			if p, ok := s.pods[uid][name]; !ok || !p.start.Equal(c.start) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ratesBetween is the usage between two readings of one node: CPU rates
@@ -473,12 +486,14 @@ func scrapeNode(ctx context.Context, client *KubeletClient, n *corev1.Node) (*no
 	return sampleOf(&summary, time.Now()), nil
 }
 
-// sampleOf keeps what rates need from a summary read at now.
+// sampleOf keeps what rates need from a summary read at now. The reading
+// is timed by the API server's clock when the answer arrived: the
+// summary's own times are whole seconds (metav1.Time), too coarse for
+// windows of a few seconds.
 func sampleOf(summary *statsv1alpha1.Summary, now time.Time) *nodeSample {
 	s := &nodeSample{time: now, pods: map[string]map[string]containerSample{}}
 	if cpu := summary.Node.CPU; cpu != nil && cpu.UsageCoreNanoSeconds != nil {
-		s.node = usage.Sample{Time: cpu.Time.Time, CPUNanoSeconds: *cpu.UsageCoreNanoSeconds}
-		s.time = cpu.Time.Time
+		s.node = usage.Sample{Time: now, CPUNanoSeconds: *cpu.UsageCoreNanoSeconds}
 	}
 	if mem := summary.Node.Memory; mem != nil && mem.WorkingSetBytes != nil {
 		s.memory = *mem.WorkingSetBytes
@@ -492,7 +507,7 @@ func sampleOf(summary *statsv1alpha1.Summary, now time.Time) *nodeSample {
 				s.pods[p.PodRef.UID] = map[string]containerSample{}
 			}
 			s.pods[p.PodRef.UID][c.Name] = containerSample{
-				cpu:    usage.Sample{Time: c.CPU.Time.Time, CPUNanoSeconds: *c.CPU.UsageCoreNanoSeconds},
+				cpu:    usage.Sample{Time: now, CPUNanoSeconds: *c.CPU.UsageCoreNanoSeconds},
 				memory: *c.Memory.WorkingSetBytes, start: c.StartTime.Time,
 			}
 		}

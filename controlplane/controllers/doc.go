@@ -2,7 +2,8 @@
 // informer factory and starts every controller in the subpackages on it
 // (deployment, replicaset, replicationcontroller (the replicaset logic over
 // RC adapters), job, cronjob, daemonset, statefulset, disruption, garbage collector,
-// namespace, node lifecycle, endpoints and EndpointSlices), each recording
+// namespace, node lifecycle, endpoints and EndpointSlices, horizontal pod
+// autoscaler), each recording
 // its Events under its Kubernetes component name. It is an API client
 // only: everything it reads comes from informers and everything it changes
 // goes through the API with the controller manager's identity.

@@ -59,7 +59,12 @@
 // pods/exec (websocket) and pods/portforward (SPDY, dialled to the pod's
 // localhost inside its network namespace), and /glassplane/proxy-rules:
 // the rules of the node's service proxy (Config.Proxy, controlplane/proxy,
-// which the agent runs once its Node is registered and stops with it).
+// which the agent runs once its Node is registered and stops with it),
+// and /stats/summary (stats.go): the kubelet's Summary shape with each
+// running container's CPU time and memory working set read from its cgroup
+// and the node's from /proc, which the API server's metrics.k8s.io reads.
+// A simulated node publishes its synthetic usage (Config.SimulatedUsage) on
+// its Node for the API server instead.
 // emptyDir volumes of medium Memory are tmpfs mounts. This room touches
 // the API through its client and containers through its runtime, nothing
 // else.

@@ -511,7 +511,7 @@ type RESTMetrics struct{ Client kubernetes.Interface }
 // PodMetrics implements MetricsSource.
 func (r RESTMetrics) PodMetrics(ctx context.Context, namespace string, selector labels.Selector) ([]metricsv1beta1.PodMetrics, error) {
 	raw, err := r.Client.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").
-		Param("labelSelector", selector.String()).DoRaw(ctx)
+		Param("labelSelector", selector.String()).SetHeader("Accept", "application/json").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("unable to fetch metrics from resource metrics API: %w", err)
 	}
