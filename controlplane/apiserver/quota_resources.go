@@ -54,8 +54,26 @@ func policyResources() []*resource {
 				ToStored:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },
 				FromStored: func(obj runtime.Object) runtime.Object { return eventFromCore(obj.(*corev1.Event)) },
 			},
-			FieldLabels: func(obj runtime.Object) fields.Set { return eventFields(eventToCore(obj.(*eventsv1.Event))) },
+			FieldLabels: eventsV1Fields,
 		},
+	}
+}
+
+// eventsV1Fields are the field selectors events.k8s.io/v1 allows, as
+// upstream's field label conversion maps them onto the core Event's.
+func eventsV1Fields(obj runtime.Object) fields.Set {
+	e := obj.(*eventsv1.Event)
+	return fields.Set{
+		"reason":                    e.Reason,
+		"regarding.kind":            e.Regarding.Kind,
+		"regarding.namespace":       e.Regarding.Namespace,
+		"regarding.name":            e.Regarding.Name,
+		"regarding.uid":             string(e.Regarding.UID),
+		"regarding.apiVersion":      e.Regarding.APIVersion,
+		"regarding.resourceVersion": e.Regarding.ResourceVersion,
+		"regarding.fieldPath":       e.Regarding.FieldPath,
+		"reportingController":       e.ReportingController,
+		"type":                      e.Type,
 	}
 }
 

@@ -97,10 +97,22 @@ var _ quota.Evaluator = &podEvaluator{}
 
 func (p *podEvaluator) GroupResource() schema.GroupResource { return podsGR }
 
-// Handles: creates, and updates (a resize may change requests).
+// Handles is upstream's: creates, updates that move the pod in or out of
+// the Terminating scope, and resizes.
 func (p *podEvaluator) Handles(a admission.Attributes) bool {
 	op := a.GetOperation()
-	return op == admission.Create || (op == admission.Update && a.GetSubresource() == "")
+	switch a.GetSubresource() {
+	case "":
+		if op == admission.Update {
+			pod, ok1 := a.GetObject().(*corev1.Pod)
+			old, ok2 := a.GetOldObject().(*corev1.Pod)
+			return ok1 && ok2 && isTerminating(pod) != isTerminating(old)
+		}
+		return op == admission.Create
+	case "resize":
+		return op == admission.Update
+	}
+	return false
 }
 
 // Constraints is podEvaluator.Constraints: each container must state the
