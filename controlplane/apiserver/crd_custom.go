@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -15,6 +16,7 @@ import (
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,10 +26,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/util/jsonpath"
+	"k8s.io/kube-openapi/pkg/spec3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/openapi"
 )
 
 // customResource is what a registry entry built from one version of a
@@ -41,8 +47,8 @@ type customResource struct {
 	// listKind is the kind of lists (spec.names.listKind).
 	listKind schema.GroupVersionKind
 	// Structural is the version's structural schema (nil when the CRD
-	// preserves unknown fields without one). It is the hook for a
-	// per-resource type converter (server-side apply's managedFields).
+	// preserves unknown fields without one). The entry's TypeConverter
+	// (server-side apply) is built from the same schemas (crdTypeConverter).
 	Structural *structuralschema.Structural
 	// preserveUnknownFields is the CRD's spec.preserveUnknownFields.
 	preserveUnknownFields bool
@@ -82,6 +88,9 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 		names = crd.Spec.Names
 	}
 	namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+	// Without a type converter, server-side apply treats the objects as
+	// schemaless (managedfields' deduced type converter).
+	tc, tcErr := crdTypeConverter(crd)
 	var out []*resource
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
@@ -102,6 +111,7 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 			PrepareUpdate:   cr.prepareForUpdate,
 			Validate:        cr.validate,
 			FieldLabels:     selectableFieldLabels(v.SelectableFields),
+			TypeConverter:   tc,
 		}
 		if v.Subresources != nil && v.Subresources.Status != nil {
 			res.HasStatus = true
@@ -112,7 +122,36 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 		}
 		out = append(out, res)
 	}
-	return out, nil
+	return out, tcErr
+}
+
+// crdTypeConverter builds server-side apply's type converter of crd's
+// kinds from the OpenAPI v3 documents of its versions merged with the
+// definitions they refer to (ObjectMeta, ...), as upstream's
+// buildOpenAPIModelsForApply does.
+func crdTypeConverter(crd *apiextensionsv1.CustomResourceDefinition) (managedfields.TypeConverter, error) {
+	// ConfigMap's models hold ObjectMeta and every definition it refers to.
+	static, err := openapi.Models([]schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")})
+	if err != nil {
+		return nil, err
+	}
+	specs := []*spec3.OpenAPI{{Version: "3.0.0", Components: &spec3.Components{Schemas: static}}}
+	for _, v := range crd.Spec.Versions {
+		doc, err := builder.BuildOpenAPIV3(crd, v.Name, builder.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to build the OpenAPI document of %s %s: %w", crd.Name, v.Name, err)
+		}
+		specs = append(specs, doc)
+	}
+	merged, err := builder.MergeSpecsV3(specs...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to merge the OpenAPI documents of %s: %w", crd.Name, err)
+	}
+	tc, err := managedfields.NewTypeConverter(merged.Components.Schemas, crd.Spec.PreserveUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the type converter of %s: %w", crd.Name, err)
+	}
+	return tc, nil
 }
 
 // newCustomResource builds the strategy of one version of crd.

@@ -227,6 +227,15 @@ func (s *Server) syncCRD(ctx context.Context, res *resource, name string) error 
 		}
 	}
 	apihelpers.SetCRDCondition(next, established)
+	if accepted.Status == apiextensionsv1.ConditionTrue {
+		// Serve before anyone can read Established, as upstream's
+		// handler serves once the names are accepted; the watch event
+		// of the write below installs the same entries again.
+		if err := s.custom.set(name, next); err != nil {
+			s.log.Error("failed to serve custom resource", "crd", name, "err", err)
+		}
+		s.publishCRDOpenAPI()
+	}
 	return s.writeCRD(ctx, res, crd, next)
 }
 

@@ -56,6 +56,18 @@
 // first address) with an Endpoints and EndpointSlice at
 // Config.AdvertiseAddress; servicecidrs and ipaddresses are served read-only.
 //
+// CustomResourceDefinitions (apiextensions.k8s.io/v1) are an entry of the
+// table, validated by apiextensions-apiserver's own rules (crd.go). Each
+// served version of a CRD whose names are accepted becomes one more entry
+// at run time (crd_registry.go, under its own lock, kept from the storage
+// watch of CRDs): its objects are unstructured, decoded, defaulted, pruned,
+// validated (schema, CEL, list types), printed and scaled by
+// apiextensions-apiserver's packages (crd_custom.go), stored at
+// /registry/<group>/<plural>/, and published in discovery and OpenAPI
+// (crd_openapi.go) as they come. The same loop sets NamesAccepted and
+// Established as upstream's naming controller, and for a CRD being deleted
+// deletes its objects before dropping the customresourcecleanup finalizer.
+//
 // /healthz, /livez and /readyz run kube-apiserver's checks (ping, log, etcd
 // as a linearizable read bounded at two seconds and rate limited, the
 // poststarthooks of Bootstrap, and on /readyz etcd-readiness, informer-sync
