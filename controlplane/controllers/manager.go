@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/glassplane/glassplane/controlplane/controllers/admissionpolicystatus"
 	"github.com/glassplane/glassplane/controlplane/controllers/cronjob"
 	"github.com/glassplane/glassplane/controlplane/controllers/daemonset"
 	"github.com/glassplane/glassplane/controlplane/controllers/deployment"
@@ -206,6 +207,12 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create resourcequota controller: %w", err)
 	}
 	m.runners = append(m.runners, runner{"resourcequota", rqc.Run})
+
+	vapc, err := admissionpolicystatus.New(m.log, client, f.Admissionregistration().V1().ValidatingAdmissionPolicies())
+	if err != nil {
+		return nil, fmt.Errorf("failed to create validatingadmissionpolicy-status controller: %w", err)
+	}
+	m.runners = append(m.runners, runner{"validatingadmissionpolicy-status", vapc.Run})
 	return m, nil
 }
 
