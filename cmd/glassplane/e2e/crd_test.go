@@ -77,7 +77,9 @@ spec:
 func TestCustomResourceDefinitionWithKubectl(t *testing.T) {
 	c := SharedCluster(t)
 	c.MustKubectl(t, crontabCRD, "apply", "-f", "-")
-	t.Cleanup(func() { c.Kubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--ignore-not-found", "--wait=false") })
+	t.Cleanup(func() {
+		c.Kubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--ignore-not-found", "--wait=false")
+	})
 	c.MustKubectl(t, "", "wait", "--for=condition=Established", "--timeout=30s", "crd/crontabs.stable.example.com")
 
 	Eventually(t, 10*time.Second, "api-resources lists crontabs", func() error {
