@@ -359,3 +359,39 @@ func TestClientGoTypedApply(t *testing.T) {
 		t.Errorf("a status apply changed the spec: replicas %d", *d.Spec.Replicas)
 	}
 }
+
+// TestSentManagedFields checks what kube-apiserver does with managedFields
+// a client sends: ones that do not decode (an unknown operation) are
+// ignored for the stored object's, and a list of one empty entry strips
+// them all, as the server-side apply documentation says.
+func TestSentManagedFields(t *testing.T) {
+	ns := shared.namespace(t)
+	ctx := ctxT(t)
+	cms := shared.client.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x", Operation: "Bogus"}}}, Data: map[string]string{"a": "1"}}
+	created, err := cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := managers(created.ManagedFields); len(got) != 1 || got[0] != "creator/Update/" {
+		t.Fatalf("create with undecodable managedFields: %v, want [creator/Update/]", got)
+	}
+	created.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x", Operation: "Bogus"}}
+	created.Data["b"] = "2"
+	updated, err := cms.Update(ctx, created, metav1.UpdateOptions{FieldManager: "editor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := managers(updated.ManagedFields); len(got) != 2 || !owns(updated.ManagedFields, "creator", "", `"f:a"`) || !owns(updated.ManagedFields, "editor", "", `"f:b"`) {
+		t.Errorf("update with undecodable managedFields: %v, want the stored ones kept and editor's added", got)
+	}
+	updated.ManagedFields = []metav1.ManagedFieldsEntry{{}} // an empty list is omitted from client-go's JSON
+	updated.Data["c"] = "3"
+	reset, err := cms.Update(ctx, updated, metav1.UpdateOptions{FieldManager: "resetter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reset.ManagedFields) != 0 {
+		t.Errorf("update with managedFields [{}]: %v, want none", managers(reset.ManagedFields))
+	}
+}
