@@ -155,6 +155,7 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		return nil, fmt.Errorf("failed to create disruption controller: %w", err)
 	}
 	dpc.AddStatefulSets(f.Apps().V1().StatefulSets())
+	dpc.AddReplicationControllers(f.Core().V1().ReplicationControllers())
 	m.runners = append(m.runners, runner{"disruption", dpc.Run})
 
 	hpac, err := podautoscaler.NewForClient(m.log, client, recorder("horizontal-pod-autoscaler"), f.Autoscaling().V2().HorizontalPodAutoscalers(), f.Core().V1().Pods())

@@ -40,7 +40,8 @@ type Controller struct {
 	podLister corelisters.PodLister
 	rsLister  appslisters.ReplicaSetLister
 	dLister   appslisters.DeploymentLister
-	ssLister  appslisters.StatefulSetLister // nil until AddStatefulSets
+	ssLister  appslisters.StatefulSetLister           // nil until AddStatefulSets
+	rcLister  corelisters.ReplicationControllerLister // nil until AddReplicationControllers
 	synced    []toolscache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 	// now is the clock, replaced in tests.

@@ -12,8 +12,7 @@
 // once their pod is gone or being deleted, or DeletionTimeout after the
 // eviction, when the budget is looked at again. When a scale is needed, a
 // pod whose controller is missing from the cache or of another kind
-// (StatefulSets, ReplicationControllers and scale subresources are not
-// read here) makes the budget fail safe: no disruptions, condition reason
+// (scale subresources are not read here) makes the budget fail safe: no disruptions, condition reason
 // SyncFailed with the error, retried with backoff. Pods
 // without a controller are left out of the scale with an UnmanagedPods
 // event. Unlike Kubernetes it does not reset stale DisruptionTarget pod

@@ -97,6 +97,9 @@ func (c *Controller) controllerScale(namespace string, ref *metav1.OwnerReferenc
 	if ref.Kind == statefulSetKind {
 		return c.statefulSetScale(namespace, ref)
 	}
+	if ref.Kind == replicationControllerKind {
+		return c.replicationControllerScale(namespace, ref)
+	}
 	if ok, err := isAppsKind(ref, replicaSetKind); !ok || err != nil {
 		return "", 0, false, err
 	}
