@@ -167,7 +167,9 @@ func TestHorizontalPodAutoscalerContainerd(t *testing.T) {
 	hpaNamespace(t, c, ns)
 	// The loop runs while /tmp/burn exists; removing it stops the load.
 	c.MustKubectl(t, hpaDeployment(ns, "containerd", "touch /tmp/burn; while true; do if [ -e /tmp/burn ]; then :; else sleep 1; fi; done"), "apply", "-f", "-")
-	c.MustKubectl(t, "", "autoscale", "deployment", "web", "-n", ns, "--cpu-percent=50", "--min=1", "--max=3")
+	// A 20% target: on the shared 2-core machine the loop has read as
+	// little as 55m of its 100m request, within the tolerance of 50%.
+	c.MustKubectl(t, "", "autoscale", "deployment", "web", "-n", ns, "--cpu-percent=20", "--min=1", "--max=3")
 	c.MustKubectl(t, "", "patch", "hpa", "web", "-n", ns, "--type=merge", "-p", `{"spec":{"behavior":{"scaleDown":{"stabilizationWindowSeconds":0}}}}`)
 	Eventually(t, 3*time.Minute, "kubectl top pods reads the busy pod's cgroup", func() error {
 		out, err := c.Kubectl(t, "", "top", "pods", "-n", ns, "--no-headers")
