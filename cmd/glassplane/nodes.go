@@ -169,9 +169,9 @@ func connectNodes(api *apiserver.Server, ca *pki.CA) error {
 
 func simulatedNode(name string, o upOptions, clusterDNS netip.Addr) node.Config {
 	return node.Config{
-		NodeName:      name,
-		ClusterDNS:    []string{clusterDNS.String()},
-		ClusterDomain: o.clusterDomain,
+		NodeName:       name,
+		ClusterDNS:     []string{clusterDNS.String()},
+		ClusterDomain:  o.clusterDomain,
 		Runtime:        runtime.NewSimulated(runtime.SimulatedConfig{StartDelay: o.simulatedStartDelay, CompleteAfter: o.simulatedCompleteAfter}),
 		Simulated:      true,
 		SimulatedUsage: o.simulatedUsage,

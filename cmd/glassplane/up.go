@@ -59,28 +59,28 @@ type upOptions struct {
 	simulatedCompleteAfter time.Duration
 	// simulatedUsage is what each container of a simulated node reports
 	// to metrics.k8s.io ("cpu=250m,memory=64Mi").
-	simulatedUsage string
-	nodeName               string
-	schedulerConfig        string
-	nodeMonitorGrace       time.Duration
-	runScheduler           bool
-	nodePort               int
-	podCIDR                string
-	systemReserved         string
-	insecureRegistries     []string
-	auditLogPath           string
-	auditPolicyFile        string
-	tokenAuthFile          string
-	anonymousAuth          bool
-	profiling              bool
-	saKeyFile              string
-	eventTTL               time.Duration
-	serviceClusterIPRange  string
-	serviceNodePortRange   string
-	advertiseAddress       string
-	clusterDomain          string
-	clusterDNSListen       string
-	clusterDNSResolvConf   string
+	simulatedUsage        string
+	nodeName              string
+	schedulerConfig       string
+	nodeMonitorGrace      time.Duration
+	runScheduler          bool
+	nodePort              int
+	podCIDR               string
+	systemReserved        string
+	insecureRegistries    []string
+	auditLogPath          string
+	auditPolicyFile       string
+	tokenAuthFile         string
+	anonymousAuth         bool
+	profiling             bool
+	saKeyFile             string
+	eventTTL              time.Duration
+	serviceClusterIPRange string
+	serviceNodePortRange  string
+	advertiseAddress      string
+	clusterDomain         string
+	clusterDNSListen      string
+	clusterDNSResolvConf  string
 }
 
 func newUpCommand() *cobra.Command {

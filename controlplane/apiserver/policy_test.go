@@ -178,7 +178,9 @@ func TestDefaultIngressClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.client.NetworkingV1().IngressClasses().Delete(ctxT(t), "default-"+ns, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.client.NetworkingV1().IngressClasses().Delete(ctxT(t), "default-"+ns, metav1.DeleteOptions{})
+	})
 	prefix := networkingv1.PathTypePrefix
 	ing, err := env.client.NetworkingV1().Ingresses(ns).Create(ctxT(t), &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
