@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
@@ -148,13 +149,46 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	s.addr = addr
 	s.log.Info("cluster DNS listening", "address", addr.String(), "domain", s.cfg.ClusterDomain)
-	if err := s.applyService(ctx, addr); err != nil {
-		return err
-	}
-	close(s.ready)
-	<-ctx.Done()
+	s.maintainService(ctx, addr)
 	return nil
 }
+
+// maintainService applies the kube-dns Service and EndpointSlice until ctx
+// ends, closing s.ready after the first success. The API can refuse writes
+// for a while (etcd without a quorum, a restart): it keeps trying with a
+// capped backoff instead of ending the process, then applies again every
+// resyncPeriod so a deleted Service or slice comes back.
+func (s *Server) maintainService(ctx context.Context, addr netip.AddrPort) {
+	delay, ready := retryInitial, false
+	for {
+		if err := s.applyService(ctx, addr); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("failed to apply the kube-dns Service; trying again", "err", err, "in", delay)
+		} else {
+			if !ready {
+				close(s.ready)
+				ready = true
+			}
+			delay = resyncPeriod
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		if !ready {
+			delay = min(2*delay, retryCap)
+		}
+	}
+}
+
+const (
+	retryInitial = 500 * time.Millisecond
+	retryCap     = 30 * time.Second
+	resyncPeriod = time.Minute
+)
 
 // start starts CoreDNS on the configured address; with port 0, on a port
 // free for UDP and TCP (tried again when another process took it first).

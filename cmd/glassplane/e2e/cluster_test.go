@@ -108,7 +108,12 @@ func NewCluster(t testing.TB, args ...string) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Stop)
+	t.Cleanup(func() {
+		c.Stop()
+		if t.Failed() {
+			t.Logf("--- glassplane log tail ---\n%s", tail(c.Log(), 60))
+		}
+	})
 	return c
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // etcdMember is one member of a test etcd cluster on loopback ports.
@@ -118,4 +121,10 @@ func TestHealthFollowsEtcdQuorum(t *testing.T) {
 	members[2].start(t, etcdBin, strings.Join(initial, ","))
 	Eventually(t, 60*time.Second, "/readyz recovers with the quorum", expect("/readyz", 200, "ok"))
 	Eventually(t, 30*time.Second, "/livez/etcd recovers", expect("/livez/etcd", 200, "ok"))
+	// Parts that write at start (the DNS add-on's Service and slice) wait
+	// out the lost quorum instead of ending the process.
+	Eventually(t, 2*time.Minute, "the kube-dns EndpointSlice is written", func() error {
+		_, err := c.Client.DiscoveryV1().EndpointSlices("kube-system").Get(context.Background(), "kube-dns", metav1.GetOptions{})
+		return err
+	})
 }
