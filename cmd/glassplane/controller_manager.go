@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,21 +34,25 @@ func newControllerManagerCommand() *cobra.Command {
 	var workers int
 	var leaderElect bool
 	var grace time.Duration
+	var names []string
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
-		Short: "Run the controllers (deployment, replicaset, garbage collector, namespace, node lifecycle, endpoints) against an API server",
+		Short: "Run the controllers (kube-controller-manager's: deployment, replicaset, statefulset, cronjob, garbage collector, ...) against an API server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := controllers.CheckControllers(names); err != nil {
+				return fmt.Errorf("invalid --controllers: %w", err)
+			}
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("failed to load kubeconfig %q: %w", kubeconfig, err)
 			}
 			ctx := cmd.Context()
 			if !leaderElect {
-				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace})
+				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace, Controllers: names})
 			}
 			return runLeaderElected(ctx, cfg, func(ctx context.Context) error {
-				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace})
+				return runControllerManager(ctx, cfg, controllers.Config{Workers: workers, NodeMonitorGracePeriod: grace, Controllers: names})
 			})
 		},
 	}
@@ -55,6 +60,7 @@ func newControllerManagerCommand() *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the controller manager's identity (system:kube-controller-manager)")
 	f.IntVar(&workers, "workers", controllers.DefaultWorkers, "sync goroutines per controller")
 	f.DurationVar(&grace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")
+	f.StringSliceVar(&names, "controllers", []string{"*"}, "the controllers to run: '*' is all, 'name' adds one, '-name' leaves one out; known: "+strings.Join(controllers.KnownControllers(), ", "))
 	f.BoolVar(&leaderElect, "leader-elect", true, "elect a leader on the Lease kube-system/kube-controller-manager before running the controllers")
 	return cmd
 }

@@ -63,6 +63,7 @@ type upOptions struct {
 	nodeName              string
 	schedulerConfig       string
 	nodeMonitorGrace      time.Duration
+	controllers           []string
 	runScheduler          bool
 	nodePort              int
 	podCIDR               string
@@ -114,6 +115,7 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")
 	f.DurationVar(&o.nodeMonitorGrace, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a node may go without a heartbeat before it is marked unreachable")
+	f.StringSliceVar(&o.controllers, "controllers", []string{"*"}, "the controllers to run, as kube-controller-manager's flag: '*' is all, 'name' adds one, '-name' leaves one out; known: "+strings.Join(controllers.KnownControllers(), ", "))
 	f.BoolVar(&o.runScheduler, "scheduler", true, "run the scheduler in this process; with false, run \"glassplane scheduler\" processes instead")
 	f.IntVar(&o.nodePort, "node-port", 10250, "HTTPS port of the local node agent for logs and exec (a free port when taken)")
 	f.StringVar(&o.podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "the local node's pod subnet (CNI bridge gp0)")
@@ -347,7 +349,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	stopCM := runPart(ctx, g, "controller-manager", func(ctx context.Context) error {
-		return runControllerManager(ctx, cmCfg, controllers.Config{Logger: log, NodeMonitorGracePeriod: o.nodeMonitorGrace})
+		return runControllerManager(ctx, cmCfg, controllers.Config{Logger: log, NodeMonitorGracePeriod: o.nodeMonitorGrace, Controllers: o.controllers})
 	})
 	defer stopCM()
 
@@ -411,6 +413,9 @@ func runPart(ctx context.Context, g *errgroup.Group, name string, run func(conte
 func checkUpOptions(o *upOptions) (string, error) {
 	if o.simulatedNodes < 0 {
 		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
+	}
+	if err := controllers.CheckControllers(o.controllers); err != nil {
+		return "", fmt.Errorf("invalid --controllers: %w", err)
 	}
 	if o.eventTTL < 0 {
 		return "", fmt.Errorf("--event-ttl must not be negative, got %v", o.eventTTL)

@@ -53,7 +53,11 @@ type Config struct {
 	// NodeMonitorGracePeriod is how long a node may go without a
 	// heartbeat before it is unreachable (40s when zero).
 	NodeMonitorGracePeriod time.Duration
-	Logger                 *slog.Logger
+	// Controllers selects the controllers to run, as
+	// kube-controller-manager's --controllers: "*" is every one, "name"
+	// adds one, "-name" leaves one out (every one when empty).
+	Controllers []string
+	Logger      *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -103,139 +107,139 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 	recorder := func(component string) record.EventRecorder {
 		return m.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: component})
 	}
-	f := m.informers
-
-	rs, err := replicaset.New(m.log, client, recorder("replicaset-controller"), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
+	enabled, err := enabledControllers(cfg.Controllers)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create replicaset controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"replicaset", rs.Run})
-
-	rcc, err := replicationcontroller.New(m.log, client, recorder("replication-controller"), f.Core().V1().ReplicationControllers(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create replication controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"replicationcontroller", rcc.Run})
-
-	dc, err := deployment.New(m.log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create deployment controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"deployment", dc.Run})
-
-	jc, err := job.New(m.log, client, recorder("job-controller"), f.Batch().V1().Jobs(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create job controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"job", jc.Run})
-
-	cjc, err := cronjob.New(m.log, client, recorder("cronjob-controller"), f.Batch().V1().CronJobs(), f.Batch().V1().Jobs(), clock.RealClock{})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create cronjob controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"cronjob", cjc.Run})
-
-	dsc, err := daemonset.New(m.log, client, recorder("daemonset-controller"), f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
-		f.Core().V1().Pods(), f.Core().V1().Nodes())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create daemonset controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"daemonset", dsc.Run})
-
-	ssc, err := statefulset.New(m.log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
-		f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create statefulset controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"statefulset", ssc.Run})
-
-	dpc, err := disruption.New(m.log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
-		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create disruption controller: %w", err)
-	}
-	dpc.AddStatefulSets(f.Apps().V1().StatefulSets())
-	dpc.AddReplicationControllers(f.Core().V1().ReplicationControllers())
-	m.runners = append(m.runners, runner{"disruption", dpc.Run})
-
-	hpac, err := podautoscaler.NewForClient(m.log, client, recorder("horizontal-pod-autoscaler"), f.Autoscaling().V2().HorizontalPodAutoscalers(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create horizontal pod autoscaler controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"horizontalpodautoscaler", hpac.Run})
-
-	ec, err := endpoint.New(m.log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create endpoint controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"endpoint", ec.Run})
-
-	esc, err := endpointslice.New(m.log, client, recorder("endpoint-slice-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Discovery().V1().EndpointSlices())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create endpointslice controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"endpointslice", esc.Run})
-
-	nlc, err := nodelifecycle.New(nodelifecycle.Config{GracePeriod: cfg.NodeMonitorGracePeriod}, m.log, client, recorder("node-controller"),
-		f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create node lifecycle controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"nodelifecycle", nlc.Run})
-
-	gc := garbagecollector.New(m.log, client.Discovery(), meta, dyn)
-	m.runners = append(m.runners, runner{"garbagecollector", gc.Run})
-
-	nc, err := namespace.New(m.log, client, meta, f.Core().V1().Namespaces())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create namespace controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"namespace", nc.Run})
-
-	if err := m.addVolumeControllers(recorder); err != nil {
 		return nil, err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-	rqc, err := resourcequota.New(m.log, client, meta, func(gr schema.GroupResource) (schema.GroupVersionResource, error) {
-		gvr, err := mapper.ResourceFor(gr.WithVersion(""))
-		if err != nil {
-			mapper.Reset()
-			gvr, err = mapper.ResourceFor(gr.WithVersion(""))
+	for _, c := range m.constructors(recorder, meta, dyn) {
+		if !enabled(c.name) {
+			continue
 		}
-		return gvr, err
-	}, f.Core().V1().ResourceQuotas(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().PersistentVolumeClaims(), 0)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create resourcequota controller: %w", err)
+		run, err := c.build()
+		if err != nil {
+			return nil, fmt.Errorf("failed to create %s: %w", c.name, err)
+		}
+		m.runners = append(m.runners, runner{c.name, run})
 	}
-	m.runners = append(m.runners, runner{"resourcequota", rqc.Run})
-
-	vapc, err := admissionpolicystatus.New(m.log, client, f.Admissionregistration().V1().ValidatingAdmissionPolicies())
-	if err != nil {
-		return nil, fmt.Errorf("failed to create validatingadmissionpolicy-status controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"validatingadmissionpolicy-status", vapc.Run})
 	return m, nil
 }
 
-// addVolumeControllers adds the persistentvolume-binder with the built-in
-// local-path provisioner, pvc-protection and pv-protection.
-func (m *Manager) addVolumeControllers(recorder func(string) record.EventRecorder) error {
-	f := m.informers
-	binder, err := volume.NewBinder(m.log, m.client, recorder("persistentvolume-controller"), recorder(localpath.Provisioner),
-		f.Core().V1().PersistentVolumes(), f.Core().V1().PersistentVolumeClaims(), f.Storage().V1().StorageClasses(), f.Core().V1().Nodes())
-	if err != nil {
-		return fmt.Errorf("failed to create persistentvolume-binder: %w", err)
+// constructor builds one controller (registering the informers it needs
+// in m.informers) and returns its Run.
+type constructor struct {
+	name  string
+	build func() (func(ctx context.Context, workers int) error, error)
+}
+
+// constructors lists the controllers New can build, named as
+// kube-controller-manager's --controllers names them.
+func (m *Manager) constructors(recorder func(string) record.EventRecorder, meta metadata.Interface, dyn dynamic.Interface) []constructor {
+	f, client, log := m.informers, m.client, m.log
+	return []constructor{
+		{"replicaset-controller", func() (func(context.Context, int) error, error) {
+			c, err := replicaset.New(log, client, recorder("replicaset-controller"), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"replicationcontroller-controller", func() (func(context.Context, int) error, error) {
+			c, err := replicationcontroller.New(log, client, recorder("replication-controller"), f.Core().V1().ReplicationControllers(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"deployment-controller", func() (func(context.Context, int) error, error) {
+			c, err := deployment.New(log, client, recorder("deployment-controller"), f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"job-controller", func() (func(context.Context, int) error, error) {
+			c, err := job.New(log, client, recorder("job-controller"), f.Batch().V1().Jobs(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"cronjob-controller", func() (func(context.Context, int) error, error) {
+			c, err := cronjob.New(log, client, recorder("cronjob-controller"), f.Batch().V1().CronJobs(), f.Batch().V1().Jobs(), clock.RealClock{})
+			return runOf(c, err)
+		}},
+		{"daemonset-controller", func() (func(context.Context, int) error, error) {
+			c, err := daemonset.New(log, client, recorder("daemonset-controller"), f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
+				f.Core().V1().Pods(), f.Core().V1().Nodes())
+			return runOf(c, err)
+		}},
+		{"statefulset-controller", func() (func(context.Context, int) error, error) {
+			c, err := statefulset.New(log, client, recorder("statefulset-controller"), f.Apps().V1().StatefulSets(), f.Apps().V1().ControllerRevisions(),
+				f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"disruption-controller", func() (func(context.Context, int) error, error) {
+			c, err := disruption.New(log, client, recorder("disruption-controller"), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
+				f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments())
+			if err != nil {
+				return nil, err
+			}
+			c.AddStatefulSets(f.Apps().V1().StatefulSets())
+			c.AddReplicationControllers(f.Core().V1().ReplicationControllers())
+			return c.Run, nil
+		}},
+		{"horizontal-pod-autoscaler-controller", func() (func(context.Context, int) error, error) {
+			c, err := podautoscaler.NewForClient(log, client, recorder("horizontal-pod-autoscaler"), f.Autoscaling().V2().HorizontalPodAutoscalers(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"endpoints-controller", func() (func(context.Context, int) error, error) {
+			c, err := endpoint.New(log, client, recorder("endpoint-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints())
+			return runOf(c, err)
+		}},
+		{"endpointslice-controller", func() (func(context.Context, int) error, error) {
+			c, err := endpointslice.New(log, client, recorder("endpoint-slice-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Discovery().V1().EndpointSlices())
+			return runOf(c, err)
+		}},
+		{"node-lifecycle-controller", func() (func(context.Context, int) error, error) {
+			c, err := nodelifecycle.New(nodelifecycle.Config{GracePeriod: m.cfg.NodeMonitorGracePeriod}, log, client, recorder("node-controller"),
+				f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"garbage-collector-controller", func() (func(context.Context, int) error, error) {
+			return garbagecollector.New(log, client.Discovery(), meta, dyn).Run, nil
+		}},
+		{"namespace-controller", func() (func(context.Context, int) error, error) {
+			c, err := namespace.New(log, client, meta, f.Core().V1().Namespaces())
+			return runOf(c, err)
+		}},
+		{"persistentvolume-binder-controller", func() (func(context.Context, int) error, error) {
+			c, err := volume.NewBinder(log, client, recorder("persistentvolume-controller"), recorder(localpath.Provisioner),
+				f.Core().V1().PersistentVolumes(), f.Core().V1().PersistentVolumeClaims(), f.Storage().V1().StorageClasses(), f.Core().V1().Nodes())
+			return runOf(c, err)
+		}},
+		{"persistentvolumeclaim-protection-controller", func() (func(context.Context, int) error, error) {
+			c, err := volume.NewClaimProtection(log, client, f.Core().V1().PersistentVolumeClaims(), f.Core().V1().Pods())
+			return runOf(c, err)
+		}},
+		{"persistentvolume-protection-controller", func() (func(context.Context, int) error, error) {
+			c, err := volume.NewVolumeProtection(log, client, f.Core().V1().PersistentVolumes())
+			return runOf(c, err)
+		}},
+		{"resourcequota-controller", func() (func(context.Context, int) error, error) {
+			mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+			c, err := resourcequota.New(log, client, meta, func(gr schema.GroupResource) (schema.GroupVersionResource, error) {
+				gvr, err := mapper.ResourceFor(gr.WithVersion(""))
+				if err != nil {
+					mapper.Reset()
+					gvr, err = mapper.ResourceFor(gr.WithVersion(""))
+				}
+				return gvr, err
+			}, f.Core().V1().ResourceQuotas(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().PersistentVolumeClaims(), 0)
+			return runOf(c, err)
+		}},
+		{"validatingadmissionpolicy-status-controller", func() (func(context.Context, int) error, error) {
+			c, err := admissionpolicystatus.New(log, client, f.Admissionregistration().V1().ValidatingAdmissionPolicies())
+			return runOf(c, err)
+		}},
 	}
-	pvc, err := volume.NewClaimProtection(m.log, m.client, f.Core().V1().PersistentVolumeClaims(), f.Core().V1().Pods())
+}
+
+// runOf returns c's Run, or err.
+func runOf[C interface {
+	Run(ctx context.Context, workers int) error
+}](c C, err error) (func(context.Context, int) error, error) {
 	if err != nil {
-		return fmt.Errorf("failed to create pvc-protection controller: %w", err)
+		return nil, err
 	}
-	pv, err := volume.NewVolumeProtection(m.log, m.client, f.Core().V1().PersistentVolumes())
-	if err != nil {
-		return fmt.Errorf("failed to create pv-protection controller: %w", err)
-	}
-	m.runners = append(m.runners, runner{"persistentvolume-binder", binder.Run}, runner{"pvc-protection", pvc.Run}, runner{"pv-protection", pv.Run})
-	return nil
+	return c.Run, nil
 }
 
 // Ready is closed once the shared informer caches have synced and the
