@@ -43,6 +43,10 @@ type Stage struct {
 	// Timed is false when that is not known (a skipped stage).
 	Start time.Duration
 	Timed bool
+	// Calls are the admission stage's webhook calls and policy
+	// evaluations, in order; CallsNote says why they could not be read.
+	Calls     []AdmissionCall
+	CallsNote string
 }
 
 // Overview is the cluster at a glance.

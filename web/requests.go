@@ -27,7 +27,12 @@ type RequestInfo struct {
 	FailedStage   string            `json:"failedStage,omitempty"`
 	Status        string            `json:"status,omitempty"`
 	Admission     []AdmissionResult `json:"admission,omitempty"`
-	URI           string            `json:"uri,omitempty"`
+	// Calls are the admission webhook calls and policy evaluations
+	// (AnnotationDynamicAdmission); CallsNote says why they could not be
+	// read.
+	Calls     []components.AdmissionCall `json:"calls,omitempty"`
+	CallsNote string                     `json:"callsNote,omitempty"`
+	URI       string                     `json:"uri,omitempty"`
 }
 
 // AdmissionResult is one admission plugin's note on a request.
@@ -57,11 +62,13 @@ func requestInfo(ev *audit.Event) *RequestInfo {
 		}
 	}
 	for _, k := range sortedKeys(ev.Annotations) {
-		if plugin, ok := strings.CutPrefix(k, audit.AnnotationAdmissionPrefix); ok {
+		if plugin, ok := strings.CutPrefix(k, audit.AnnotationAdmissionPrefix); ok && k != AnnotationDynamicAdmission {
 			ri.Admission = append(ri.Admission, AdmissionResult{Plugin: plugin, Result: ev.Annotations[k]})
 		}
 	}
 	sort.SliceStable(ri.Admission, func(i, j int) bool { return ri.Admission[i].Plugin < ri.Admission[j].Plugin })
+	calls, note := admissionCallsOf(ev.Annotations)
+	ri.Calls, ri.CallsNote = admissionCallRows(calls), note
 	return ri
 }
 

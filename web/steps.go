@@ -53,7 +53,12 @@ func stagesOf(ev *audit.Event) []components.Stage {
 			state = "ok"
 		}
 		start, timed := starts[p.name]
-		out = append(out, components.Stage{Name: p.name, Label: p.label, State: state, Detail: detail, Start: start, Timed: timed})
+		st := components.Stage{Name: p.name, Label: p.label, State: state, Detail: detail, Start: start, Timed: timed}
+		if p.name == "admission" {
+			calls, note := admissionCallsOf(ann)
+			st.Calls, st.CallsNote = admissionCallRows(calls), note
+		}
+		out = append(out, st)
 	}
 	return out
 }

@@ -33,6 +33,26 @@ function target(m) {
   return [m.resource || m.kind, m.namespace, m.name].filter(Boolean).join("/");
 }
 
+// admissionCalls lists the webhook calls and policy evaluations of a
+// request's admission, as components.AdmissionCalls does.
+function admissionCalls(r) {
+  const wrap = el("div", { class: "admission-calls", "data-testid": "admission-calls" });
+  if (r.callsNote) wrap.append(el("p", { class: "note", "data-testid": "admission-calls-note" }, r.callsNote));
+  const ol = el("ol");
+  for (const c of r.calls || []) {
+    const li = el("li", { class: `admission-call call-${c.result}`, "data-testid": "admission-call", "data-kind": c.kind, "data-result": c.result },
+      el("span", { class: "label" }, c.kind), " ",
+      el("code", { "data-testid": "admission-call-name" }, `${c.configuration} / ${c.name}`), " ",
+      el("span", { class: "call-duration" }, c.duration), " ",
+      el("span", { class: `call-result result-${c.result}`, "data-testid": "admission-call-result" }, c.result));
+    if (c.message) li.append(" ", el("span", { class: "call-message", "data-testid": "admission-call-message" }, c.message));
+    if (c.patch) li.append(el("details", { class: "call-patch" }, el("summary", { "data-i18n": "requests.patch" }, "patch"), el("pre", { "data-testid": "admission-call-patch" }, c.patch)));
+    ol.append(li);
+  }
+  wrap.append(ol);
+  return wrap;
+}
+
 function row(m) {
   const r = m.request || {};
   const href = safeHref(m.href);
@@ -58,6 +78,7 @@ function row(m) {
     class: `request fresh${m.failed ? " failed" : ""}`, "data-testid": "request", id: `req-${m.seq}`, "data-seq": m.seq, "data-verb": m.verb,
     "data-code": m.code || 0, "data-failed-stage": r.failedStage || "",
   }, head, pipeline);
+  if (r.calls?.length || r.callsNote) item.append(admissionCalls(r));
   if (m.failed && r.status) item.append(el("p", { class: "request-reason", "data-testid": "request-reason" }, r.status));
   if (r.reason) item.append(el("p", { class: "request-rbac", "data-testid": "request-rbac" }, el("span", { class: "label" }, "RBAC:"), ` ${r.reason}`));
   if (r.admission?.length) {
