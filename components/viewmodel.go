@@ -231,6 +231,12 @@ type Object struct {
 	// Service is what a Service's page shows beside the stored object,
 	// read through the API as the page's user; nil for other kinds.
 	Service *Service
+	// PVC, CronJob and HPA are what the page of a PersistentVolumeClaim,
+	// a CronJob or a HorizontalPodAutoscaler shows beside the stored
+	// object, read through the API as the page's user; nil for other kinds.
+	PVC     *PVC
+	CronJob *CronJob
+	HPA     *HPA
 	// FieldOwners is the object's managedFields: who owns which field.
 	FieldOwners []FieldOwner
 }

@@ -21,7 +21,9 @@ import (
 // earlier object of the name instead. A Service's page also shows what the
 // API serves about it as the user (service.go); ?part=service answers that
 // part alone, for the page's live updates. With ?format=json or ?format=yaml it
-// answers the stored object alone (secrets masked). A logged-in user needs
+// answers the stored object alone (secrets masked). A PersistentVolumeClaim's,
+// a CronJob's and a HorizontalPodAutoscaler's pages show their own part
+// the same way (parts.go; ?part=pvc, cronjob or hpa). A logged-in user needs
 // get on the object's resource in its namespace, and sees only the Events,
 // requests, owners and dependents they may read.
 func (d *Dashboard) object(c *echo.Context) error {
@@ -110,6 +112,11 @@ func (d *Dashboard) object(c *echo.Context) error {
 		vm = pastIncarnation(vm, uid)
 	} else if vm.Found && vm.Kind == "Service" {
 		vm.Service = d.serviceView(ctx, c.Request(), namespace, name)
+	} else if vm.Found {
+		d.workloadPart(ctx, c.Request(), &vm)
+	}
+	if part := c.QueryParam("part"); part != "" && part != "service" {
+		return renderWorkloadPart(c, vm, part)
 	}
 	if c.QueryParam("part") == "service" {
 		if vm.Service == nil {
