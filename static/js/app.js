@@ -3,6 +3,7 @@ import { Stream } from "./live.js";
 import { overview } from "./overview.js";
 import { objectPage } from "./object.js";
 import { servicePage } from "./service.js";
+import { workloadPage } from "./workload.js";
 import { etcdPage } from "./etcd.js";
 import { requestsPage } from "./requests.js";
 import { presenter, timelineKeys } from "./presenter.js";
@@ -21,7 +22,10 @@ if (document.body.dataset.page === "object") timelineKeys();
 const stream = new Stream();
 const page = pages[document.body.dataset.page];
 if (page) page(stream);
-if (document.body.dataset.page === "object") servicePage(stream);
+if (document.body.dataset.page === "object") {
+  servicePage(stream);
+  workloadPage(stream);
+}
 if (document.body.dataset.page === "overview") {
   tempo(stream);
   // Of the objects, the overview reads only the tempo ConfigMap's data.
