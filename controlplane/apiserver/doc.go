@@ -15,6 +15,12 @@
 // kube-apiserver's admission informers are; a key this server has written
 // more recently than its cache has seen is read from storage instead.
 //
+// glassplane.io/v1alpha1 etcdkeys (etcdkeys.go) is the etcd key explorer
+// as a read-only API, the one place outside storage that reads etcd, through
+// package etcdview: list at a revision (resourceVersion) with limit and
+// continue, get one key (named by its base64url) with its value decoded,
+// its history subresource, and a watch of every change under /registry/.
+//
 // POST pods/<name>/eviction follows kube-apiserver's EvictionREST: a pod
 // that is pending, finished or already being deleted is deleted at once;
 // otherwise the one PodDisruptionBudget selecting it must allow a

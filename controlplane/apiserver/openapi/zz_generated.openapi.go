@@ -6,6 +6,7 @@
 package openapi
 
 import (
+	v1alpha1 "github.com/glassplane/glassplane/api/v1alpha1"
 	v1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -36,6 +37,10 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		v1alpha1.EtcdHistoryEnd{}.OpenAPIModelName():                                 schema_glassplane_glassplane_api_v1alpha1_EtcdHistoryEnd(ref),
+		v1alpha1.EtcdKey{}.OpenAPIModelName():                                        schema_glassplane_glassplane_api_v1alpha1_EtcdKey(ref),
+		v1alpha1.EtcdKeyList{}.OpenAPIModelName():                                    schema_glassplane_glassplane_api_v1alpha1_EtcdKeyList(ref),
+		v1alpha1.EtcdValue{}.OpenAPIModelName():                                      schema_glassplane_glassplane_api_v1alpha1_EtcdValue(ref),
 		v1.ApplyConfiguration{}.OpenAPIModelName():                                   schema_k8sio_api_admissionregistration_v1_ApplyConfiguration(ref),
 		v1.AuditAnnotation{}.OpenAPIModelName():                                      schema_k8sio_api_admissionregistration_v1_AuditAnnotation(ref),
 		v1.ExpressionWarning{}.OpenAPIModelName():                                    schema_k8sio_api_admissionregistration_v1_ExpressionWarning(ref),
@@ -663,6 +668,229 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.NodeMetricsList{}.OpenAPIModelName():                                 schema_pkg_apis_metrics_v1beta1_NodeMetricsList(ref),
 		v1beta1.PodMetrics{}.OpenAPIModelName():                                      schema_pkg_apis_metrics_v1beta1_PodMetrics(ref),
 		v1beta1.PodMetricsList{}.OpenAPIModelName():                                  schema_pkg_apis_metrics_v1beta1_PodMetricsList(ref),
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_EtcdHistoryEnd(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdHistoryEnd says why a walk back through a key's revisions stopped.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"createdAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreatedAt is the revision that created the key, when the walk reached it.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"compactedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompactedAt is the revision etcd no longer keeps, when the walk hit it.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"truncated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Truncated is true when the walk stopped at its length limit.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_EtcdKey(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdKey is one etcd key as the API server stores it, at one revision.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata.name is the key as unpadded base64url (EtcdKeyName); metadata.resourceVersion is the revision that wrote this value.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"key": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Key is the etcd key, e.g. /registry/pods/default/web.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"createRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreateRevision is the etcd revision that created the key.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"modRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ModRevision is the etcd revision of this value.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version counts the writes since the key was created (1: created).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Size is the value's length in bytes.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value is the value, on get and in history (not in lists).",
+							Ref:         ref(v1alpha1.EtcdValue{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"key", "createRevision", "modRevision", "version", "size"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdValue{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_EtcdKeyList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdKeyList is a list of etcd keys: the keys under /registry/ at one revision, or one key's history, newest first.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata.resourceVersion is the etcd revision the list was read at.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.EtcdKey{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"history": {
+						SchemaProps: spec.SchemaProps{
+							Description: "History says where a history walk stopped; set only on the history subresource.",
+							Ref:         ref(v1alpha1.EtcdHistoryEnd{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdHistoryEnd{}.OpenAPIModelName(), v1alpha1.EtcdKey{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_EtcdValue(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdValue is an etcd value with what could be read of it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"encoding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Encoding is how the value is stored: \"json\", \"protobuf\" (Kubernetes' protobuf envelope, \"k8s\\x00...\"), \"text\" or \"binary\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"object": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Object is the value as a JSON object: as stored when it is JSON, decoded when it is a Kubernetes protobuf of a known kind.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"text": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Text is the value when it is text but not a JSON object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"raw": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Raw is the stored bytes when they could not be read as an object or text (base64 in JSON).",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error says why a protobuf value could not be decoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"encoding"},
+			},
+		},
+		Dependencies: []string{
+			runtime.RawExtension{}.OpenAPIModelName()},
 	}
 }
 
