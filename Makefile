@@ -71,6 +71,7 @@ lint:
 	$(GO) vet ./...
 
 generate:
+	$(GO) run k8s.io/code-generator/cmd/deepcopy-gen@$$($(GO) list -m -f '{{.Version}}' k8s.io/api) --output-file zz_generated.deepcopy.go --go-header-file /dev/null ./api/v1alpha1
 	bash controlplane/apiserver/openapi/generate.sh
 	$(GO) tool templ generate
 
