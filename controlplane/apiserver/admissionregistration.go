@@ -44,6 +44,16 @@ func admissionRegistrationResources() []*resource {
 			Categories: categories, Verbs: verbsAll, StorageResource: "validatingadmissionpolicybindings",
 			TracksGeneration: true,
 		},
+		{
+			GVK: kind("MutatingAdmissionPolicy"), Resource: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy",
+			Categories: categories, Verbs: verbsAll, StorageResource: "mutatingadmissionpolicies",
+			TracksGeneration: true,
+		},
+		{
+			GVK: kind("MutatingAdmissionPolicyBinding"), Resource: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding",
+			Categories: categories, Verbs: verbsAll, StorageResource: "mutatingadmissionpolicybindings",
+			TracksGeneration: true,
+		},
 	}
 }
 
@@ -80,6 +90,32 @@ var (
 			return []any{p.Name, int64(len(p.Spec.Validations)), paramKind, age(p.CreationTimestamp)}
 		},
 	}
+	mutatingAdmissionPolicyPrinter = printer{
+		columns: []metav1.TableColumnDefinition{nameCol,
+			col("Mutations", "integer", "Mutation indicates the number of mutations rules defined in this configuration", 0),
+			col("ParamKind", "string", "ParamKind specifies the kind of resources used to parameterize this policy", 0),
+			ageCol,
+		},
+		cells: func(obj runtime.Object) []any {
+			p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
+			paramKind := "<unset>"
+			if p.Spec.ParamKind != nil {
+				paramKind = p.Spec.ParamKind.APIVersion + "/" + p.Spec.ParamKind.Kind
+			}
+			return []any{p.Name, int64(len(p.Spec.Mutations)), paramKind, age(p.CreationTimestamp)}
+		},
+	}
+	mutatingAdmissionPolicyBindingPrinter = printer{
+		columns: []metav1.TableColumnDefinition{nameCol,
+			col("PolicyName", "string", "PolicyName indicates the policy definition which the policy binding binded to", 0),
+			col("ParamRef", "string", "ParamRef indicates the param resource which sets the configuration param", 0),
+			ageCol,
+		},
+		cells: func(obj runtime.Object) []any {
+			b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
+			return []any{b.Name, b.Spec.PolicyName, paramRefString(b.Spec.ParamRef), age(b.CreationTimestamp)}
+		},
+	}
 	validatingAdmissionPolicyBindingPrinter = printer{
 		columns: []metav1.TableColumnDefinition{nameCol,
 			col("PolicyName", "string", "PolicyName indicates the policy definition which the policy binding binded to", 0),
@@ -114,4 +150,6 @@ func init() {
 	printers["validatingwebhookconfigurations"] = webhookConfigurationPrinter
 	printers["validatingadmissionpolicies"] = validatingAdmissionPolicyPrinter
 	printers["validatingadmissionpolicybindings"] = validatingAdmissionPolicyBindingPrinter
+	printers["mutatingadmissionpolicies"] = mutatingAdmissionPolicyPrinter
+	printers["mutatingadmissionpolicybindings"] = mutatingAdmissionPolicyBindingPrinter
 }

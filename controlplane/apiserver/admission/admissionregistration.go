@@ -35,6 +35,13 @@ func defaultAdmissionRegistration(obj runtime.Object) bool {
 		defaultMatchResources(o.Spec.MatchConstraints)
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		defaultMatchResources(o.Spec.MatchResources)
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		if o.Spec.FailurePolicy == nil {
+			o.Spec.FailurePolicy = ptrTo(admissionregistrationv1.Fail)
+		}
+		defaultMatchResources(o.Spec.MatchConstraints)
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		defaultMatchResources(o.Spec.MatchResources)
 	default:
 		return false
 	}
@@ -116,6 +123,16 @@ func validateAdmissionRegistration(obj, old runtime.Object) (field.ErrorList, bo
 			return append(metaUpdate(o, prev), registration.ValidateValidatingAdmissionPolicyBindingUpdate(o, prev)...), true
 		}
 		return registration.ValidateValidatingAdmissionPolicyBinding(o), true
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		if prev, ok := old.(*admissionregistrationv1.MutatingAdmissionPolicy); ok {
+			return append(metaUpdate(o, prev), registration.ValidateMutatingAdmissionPolicyUpdate(o, prev)...), true
+		}
+		return registration.ValidateMutatingAdmissionPolicy(o), true
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		if prev, ok := old.(*admissionregistrationv1.MutatingAdmissionPolicyBinding); ok {
+			return append(metaUpdate(o, prev), registration.ValidateMutatingAdmissionPolicyBindingUpdate(o, prev)...), true
+		}
+		return registration.ValidateMutatingAdmissionPolicyBinding(o), true
 	}
 	return nil, false
 }

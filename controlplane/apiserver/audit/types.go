@@ -38,9 +38,18 @@ const (
 	// AnnotationAdmissionPrefix + plugin name records what that admission
 	// plugin did (e.g. a JSON patch of the defaults it added).
 	AnnotationAdmissionPrefix = "admission.glassplane.io/"
-	AnnotationEtcdKey         = "storage.glassplane.io/etcd-key"
-	AnnotationEtcdRevision    = "storage.glassplane.io/etcd-revision"
-	AnnotationEtcdValueSize   = "storage.glassplane.io/value-size"
+	// AnnotationDynamicAdmission is a JSON array, in call order, of the
+	// admission webhooks called and admission policies evaluated for the
+	// request: {"kind": "MutatingWebhook" | "ValidatingWebhook" |
+	// "MutatingAdmissionPolicy" | "ValidatingAdmissionPolicy",
+	// "configuration": configuration or policy name, "name": webhook or
+	// binding name, "durationMicros", "result": "allowed" | "denied" |
+	// "patched" | "error-ignored" | "error", "message", and "patch" (a JSON
+	// patch) when patched.
+	AnnotationDynamicAdmission = AnnotationAdmissionPrefix + "dynamic"
+	AnnotationEtcdKey          = "storage.glassplane.io/etcd-key"
+	AnnotationEtcdRevision     = "storage.glassplane.io/etcd-revision"
+	AnnotationEtcdValueSize    = "storage.glassplane.io/value-size"
 	// AnnotationStages lists the pipeline steps the request passed, in order,
 	// comma separated (authentication,authorization,admission,etcd), and
 	// AnnotationFailedStage names the one that refused it.

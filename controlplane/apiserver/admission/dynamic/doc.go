@@ -1,7 +1,10 @@
 // Package dynamic is the API server's dynamic admission control: it runs
-// k8s.io/apiserver's own MutatingAdmissionWebhook, ValidatingAdmissionPolicy
-// and ValidatingAdmissionWebhook plugins (the code kube-apiserver runs) as
-// plugins of Glassplane's admission chain. It turns the chain's Attributes
+// k8s.io/apiserver's own MutatingAdmissionPolicy, MutatingAdmissionWebhook,
+// ValidatingAdmissionPolicy and ValidatingAdmissionWebhook plugins (the code
+// kube-apiserver runs) as plugins of Glassplane's admission chain, and
+// records each webhook call and policy binding of a request as a Stage in
+// its audit annotation admission.glassplane.io/dynamic (stages.go,
+// policy_stages.go). It turns the chain's Attributes
 // into k8s.io/apiserver's admission.Attributes, gives the plugins client-go's
 // scheme (unstructured objects for custom resources) as their
 // ObjectInterfaces, and resolves a webhook's Service to a ready endpoint.

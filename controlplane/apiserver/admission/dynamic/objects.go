@@ -68,12 +68,29 @@ type defaulter struct{}
 
 func (defaulter) Default(obj runtime.Object) { admission.Default(obj) }
 
-// convertor copies between objects of one type.
+// convertor copies between objects of one type, and between the
+// unstructured and typed forms of one kind (a mutating policy's apply
+// configuration yields an unstructured object, as in kube-apiserver).
 type convertor struct{}
 
 func (convertor) Convert(in, out, _ any) error {
 	if in == out {
 		return nil
+	}
+	switch i := in.(type) {
+	case *unstructured.Unstructured:
+		if _, ok := out.(*unstructured.Unstructured); !ok {
+			return runtime.DefaultUnstructuredConverter.FromUnstructured(i.Object, out)
+		}
+	default:
+		if u, ok := out.(*unstructured.Unstructured); ok {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
+			if err != nil {
+				return err
+			}
+			u.Object = m
+			return nil
+		}
 	}
 	iv, ov := reflect.ValueOf(in), reflect.ValueOf(out)
 	if iv.Kind() != reflect.Pointer || ov.Kind() != reflect.Pointer || iv.Type() != ov.Type() {
@@ -90,6 +107,17 @@ func (c convertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner
 	}
 	if target, ok := gv.KindForGroupVersionKinds(kinds); !ok || target != kinds[0] {
 		return nil, fmt.Errorf("converting %T to %v: only objects of one version are served", in, gv)
+	}
+	if u, ok := in.(*unstructured.Unstructured); ok && scheme.Scheme.Recognizes(kinds[0]) {
+		out, err := scheme.Scheme.New(kinds[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+			return nil, err
+		}
+		out.GetObjectKind().SetGroupVersionKind(kinds[0])
+		return out, nil
 	}
 	return in, nil
 }

@@ -1,18 +1,24 @@
 package dynamic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
+	policymutating "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	policyvalidating "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	webhookvalidating "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
@@ -31,6 +37,7 @@ const (
 	MutatingWebhookName   = mutating.PluginName
 	ValidatingWebhookName = webhookvalidating.PluginName
 	ValidatingPolicyName  = policyvalidating.PluginName
+	MutatingPolicyName    = policymutating.PluginName
 )
 
 // Deps are what Start wires into the plugins: a client of the API server
@@ -44,15 +51,18 @@ type Deps struct {
 }
 
 // Plugins holds k8s.io/apiserver's dynamic admission plugins for one API
-// server. Its Mutating, ValidatingPolicy and ValidatingWebhook plugins go at
-// the ends of the chain's phases, in kube-apiserver's order.
+// server. Its MutatingPolicy, Mutating, ValidatingPolicy and
+// ValidatingWebhook plugins go at the ends of the chain's phases, in
+// kube-apiserver's order. Each webhook call and policy binding of a request
+// is recorded in its audit.AnnotationDynamicAdmission annotation.
 type Plugins struct {
+	mutatingPolicy    *policymutating.Plugin
 	mutatingWebhook   *mutating.Plugin
 	validatingWebhook *webhookvalidating.Plugin
 	validatingPolicy  *policyvalidating.Plugin
 	objects           *objectInterfaces
-	// names maps a webhook call's URL to the webhook's name; set by Start.
-	names webhookNames
+	// bindings finds the policy bindings a request meets; set by Start.
+	bindings *policyBindings
 	// started is set once Start has wired and synced the plugins.
 	started atomic.Bool
 }
@@ -71,7 +81,14 @@ func New() (*Plugins, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the %s plugin: %w", ValidatingPolicyName, err)
 	}
-	return &Plugins{mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces()}, nil
+	mp, err := policymutating.NewPlugin(nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the %s plugin: %w", MutatingPolicyName, err)
+	}
+	// kube-apiserver enables it with its MutatingAdmissionPolicy feature
+	// gate (on by default since v1.36, with the v1 API).
+	mp.SetEnabled(true)
+	return &Plugins{mutatingPolicy: mp, mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces()}, nil
 }
 
 // RegisterKind tells the plugins the kind a resource (or subresource) holds,
@@ -92,24 +109,36 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 		SetExternalKubeClientSet(kubernetes.Interface)
 		SetExternalKubeInformerFactory(informers.SharedInformerFactory)
 		SetDrainedNotification(<-chan struct{})
-	}{p.mutatingWebhook, p.validatingWebhook, p.validatingPolicy} {
+	}{p.mutatingPolicy, p.mutatingWebhook, p.validatingWebhook, p.validatingPolicy} {
 		w.SetExternalKubeClientSet(deps.Client)
 		w.SetExternalKubeInformerFactory(factory)
 		w.SetDrainedNotification(ctx.Done())
 	}
 	p.mutatingWebhook.SetServiceResolver(resolver)
 	p.validatingWebhook.SetServiceResolver(resolver)
-	p.mutatingWebhook.SetAuthenticationInfoResolverWrapper(timingResolver)
-	p.validatingWebhook.SetAuthenticationInfoResolverWrapper(timingResolver)
-	p.names = webhookNames{
-		mutating:   factory.Admissionregistration().V1().MutatingWebhookConfigurations().Lister(),
-		validating: factory.Admissionregistration().V1().ValidatingWebhookConfigurations().Lister(),
+	p.mutatingWebhook.SetAuthenticationInfoResolverWrapper(stageResolver)
+	p.validatingWebhook.SetAuthenticationInfoResolverWrapper(stageResolver)
+	for _, policy := range []interface {
+		SetRESTMapper(meta.RESTMapper)
+		SetDynamicClient(dynamic.Interface)
+		SetUnconditionalAuthorizer(authorizer.UnconditionalAuthorizer)
+	}{p.validatingPolicy, p.mutatingPolicy} {
+		policy.SetRESTMapper(deps.RESTMapper)
+		policy.SetDynamicClient(deps.Dynamic)
+		policy.SetUnconditionalAuthorizer(deps.Authorizer)
 	}
-	p.validatingPolicy.SetRESTMapper(deps.RESTMapper)
-	p.validatingPolicy.SetDynamicClient(deps.Dynamic)
-	p.validatingPolicy.SetUnconditionalAuthorizer(deps.Authorizer)
+	admissionregistration := factory.Admissionregistration().V1()
+	p.bindings = &policyBindings{
+		matcher:     generic.NewPolicyMatcher(matching.NewMatcher(factory.Core().V1().Namespaces().Lister(), deps.Client)),
+		validating:  admissionregistration.ValidatingAdmissionPolicies().Lister(),
+		vBindings:   admissionregistration.ValidatingAdmissionPolicyBindings().Lister(),
+		mutating:    admissionregistration.MutatingAdmissionPolicies().Lister(),
+		mBindings:   admissionregistration.MutatingAdmissionPolicyBindings().Lister(),
+		objectIface: p.objects,
+	}
 	for name, v := range map[string]k8sadmission.InitializationValidator{
-		MutatingWebhookName: p.mutatingWebhook, ValidatingWebhookName: p.validatingWebhook, ValidatingPolicyName: p.validatingPolicy,
+		MutatingWebhookName: p.mutatingWebhook, ValidatingWebhookName: p.validatingWebhook,
+		ValidatingPolicyName: p.validatingPolicy, MutatingPolicyName: p.mutatingPolicy,
 	} {
 		if err := v.ValidateInitialization(); err != nil {
 			return fmt.Errorf("failed to initialize the %s plugin: %w", name, err)
@@ -125,6 +154,9 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 	return nil
 }
 
+// MutatingPolicy is the MutatingAdmissionPolicy step of the chain.
+func (p *Plugins) MutatingPolicy() admission.MutationInterface { return mutatingPolicyStep{p} }
+
 // Mutating is the MutatingAdmissionWebhook step of the chain.
 func (p *Plugins) Mutating() admission.MutationInterface { return mutatingStep{p} }
 
@@ -136,6 +168,38 @@ func (p *Plugins) ValidatingPolicy() admission.ValidationInterface {
 // ValidatingWebhook is the ValidatingAdmissionWebhook step of the chain.
 func (p *Plugins) ValidatingWebhook() admission.ValidationInterface {
 	return validatingStep{p: p, name: ValidatingWebhookName, plugin: p.validatingWebhook}
+}
+
+type mutatingPolicyStep struct{ p *Plugins }
+
+func (mutatingPolicyStep) Name() string { return MutatingPolicyName }
+
+// Handles implements admission.Handler: nothing before Start.
+func (m mutatingPolicyStep) Handles(a *admission.Attributes) bool {
+	return m.p.started.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation))
+}
+
+// Admit runs the mutating policies; their patched object replaces
+// a.Object's content in place.
+func (m mutatingPolicyStep) Admit(ctx context.Context, a *admission.Attributes) error {
+	if !m.Handles(a) {
+		return nil
+	}
+	attrs := newAttributes(a)
+	matched := m.p.bindings.mutatingMatches(attrs)
+	before, _ := json.Marshal(a.Object)
+	start := time.Now()
+	err := m.p.mutatingPolicy.Admit(ctx, attrs, m.p.objects)
+	took := time.Since(start)
+	var patch json.RawMessage
+	if after, _ := json.Marshal(a.Object); err == nil && !bytes.Equal(before, after) {
+		if p, perr := admission.CreateJSONPatch(before, after); perr == nil {
+			patch = json.RawMessage(p)
+		}
+	}
+	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+	appendStages(a, policyStages(KindMutatingAdmissionPolicy, matched, took, err, patch))
+	return err
 }
 
 type mutatingStep struct{ p *Plugins }
@@ -154,10 +218,10 @@ func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error 
 		return nil
 	}
 	attrs := newAttributes(a)
-	ctx, calls := withCallLog(ctx)
+	ctx, calls := withWebhookCalls(ctx)
 	err := m.p.mutatingWebhook.Admit(ctx, attrs, m.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	a.AuditAnnotations = calls.annotate(a.AuditAnnotations, MutatingWebhookName, func(url string) string { return m.p.names.name(true, url) })
+	appendStages(a, calls.finish(KindMutatingWebhook, attrs.annotations, err))
 	return err
 }
 
@@ -178,10 +242,18 @@ func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) e
 		return nil
 	}
 	attrs := newAttributes(a)
-	ctx, calls := withCallLog(ctx)
+	if v.name == ValidatingPolicyName {
+		matched := v.p.bindings.validatingMatches(attrs)
+		start := time.Now()
+		err := v.plugin.Validate(ctx, attrs, v.p.objects)
+		a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
+		appendStages(a, policyStages(KindValidatingAdmissionPolicy, matched, time.Since(start), err, nil))
+		return err
+	}
+	ctx, calls := withWebhookCalls(ctx)
 	err := v.plugin.Validate(ctx, attrs, v.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	a.AuditAnnotations = calls.annotate(a.AuditAnnotations, v.name, func(url string) string { return v.p.names.name(false, url) })
+	appendStages(a, calls.finish(KindValidatingWebhook, attrs.annotations, err))
 	return err
 }
 

@@ -17,10 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/discovery"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/openapi"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 type allowAll struct{}
@@ -105,7 +108,7 @@ func TestPluginsCallWebhooks(t *testing.T) {
 		t.Fatalf("before Start: %v", err)
 	}
 	if err := p.Start(ctx, Deps{
-		Client: client, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
 		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
 	}); err != nil {
 		t.Fatal(err)
@@ -127,20 +130,51 @@ func TestPluginsCallWebhooks(t *testing.T) {
 	}
 
 	// Each call is a stage of admission on the pipeline page.
-	if got := a.AuditAnnotations["admission.glassplane.io/MutatingAdmissionWebhook/mutate.test"]; !strings.HasPrefix(got, `patched: [{"op":"add"`) {
-		t.Errorf("the mutating call's note = %q, want its patch", got)
+	got := stagesOf(t, a)
+	if len(got) != 2 {
+		t.Fatalf("stages = %+v, want the mutating and the validating call", got)
 	}
-	if got := a.AuditAnnotations["admission.glassplane.io/ValidatingAdmissionWebhook/deny.test"]; !strings.HasPrefix(got, "allowed (") {
-		t.Errorf("the validating call's note = %q, want allowed with its duration", got)
+	if m := got[0]; m.Kind != KindMutatingWebhook || m.Configuration != "m" || m.Name != "mutate.test" || m.Result != ResultPatched ||
+		string(m.Patch) != `[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]` {
+		t.Errorf("mutating stage = %+v (patch %s), want m/mutate.test patched with its patch", m, m.Patch)
 	}
-
+	if v := got[1]; v.Kind != KindValidatingWebhook || v.Configuration != "v" || v.Name != "deny.test" || v.Result != ResultAllowed || v.Patch != nil {
+		t.Errorf("validating stage = %+v, want v/deny.test allowed", v)
+	}
 	denied := attrs("denied-one")
 	_, err = chain.Run(ctx, denied)
-	if got := denied.AuditAnnotations["admission.glassplane.io/ValidatingAdmissionWebhook/deny.test"]; !strings.HasPrefix(got, "denied: no denied-* here (") {
-		t.Errorf("the denying call's note = %q", got)
+	got = stagesOf(t, denied)
+	if len(got) != 2 || got[1].Result != ResultDenied || got[1].Message != "no denied-* here" || got[1].Name != "deny.test" {
+		t.Errorf("stages of the denied request = %+v, want deny.test denied with its message", got)
 	}
 	want := `admission webhook "deny.test" denied the request: no denied-* here`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("denied object: %v, want 403 %q", err, want)
 	}
 }
+
+// stagesOf decodes a request's dynamic admission stages.
+func stagesOf(t *testing.T, a *admission.Attributes) []Stage {
+	t.Helper()
+	var stages []Stage
+	if err := json.Unmarshal([]byte(a.AuditAnnotations[audit.AnnotationDynamicAdmission]), &stages); err != nil {
+		t.Fatalf("annotation %s = %q: %v", audit.AnnotationDynamicAdmission, a.AuditAnnotations[audit.AnnotationDynamicAdmission], err)
+	}
+	return stages
+}
+
+// noOpenAPI is the fake clientset with a discovery client that serves no
+// OpenAPI (the fake's panics), for the mutating policies' type converters.
+type noOpenAPI struct{ *fake.Clientset }
+
+func (c noOpenAPI) Discovery() discovery.DiscoveryInterfaces {
+	return noOpenAPIDiscovery{c.Clientset.Discovery()}
+}
+
+type noOpenAPIDiscovery struct{ discovery.DiscoveryInterfaces }
+
+func (noOpenAPIDiscovery) OpenAPIV3() openapi.Client { return noPaths{} }
+
+type noPaths struct{}
+
+func (noPaths) Paths() (map[string]openapi.GroupVersion, error) { return nil, nil }

@@ -17,9 +17,9 @@ limitations under the License.
 // Package registration is kube-apiserver's validation of the
 // admissionregistration.k8s.io/v1 objects (k8s.io/kubernetes
 // pkg/apis/admissionregistration/validation, which cannot be imported),
-// ported to the v1 types with its rules, field paths and messages. Only
-// the webhook configurations and the validating policies and bindings are
-// ported.
+// ported to the v1 types with its rules, field paths and messages: the
+// webhook configurations, and the validating and mutating policies and
+// their bindings (mutating_policy.go).
 package registration
 
 import (
@@ -1319,8 +1319,6 @@ func isCELIdentifier(name string) bool {
 	// 	 | "var" | "void" | "while"
 	return celIdentRegex.MatchString(name) && !celReserved.Has(name)
 }
-
-// ValidateMutatingAdmissionPolicyUpdate validates update of mutating admission policy
 
 // portOf is a service reference's port, defaulted to 443 as the v1 defaults do.
 func portOf(s *admissionregistration.ServiceReference) int32 {
