@@ -14,6 +14,10 @@
 // identity may read them: raw etcd shows every object whatever RBAC allows
 // for it.
 //
+// AuditEvent is one audit.k8s.io/v1 Event the API server recorded, listed
+// and watched from its ring of recent events (resourceVersion is the
+// event's sequence number there), for the same users.
+//
 // +k8s:openapi-gen=true
 // +k8s:openapi-model-package=io.glassplane.v1alpha1
 // +k8s:deepcopy-gen=package

@@ -19,7 +19,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &EtcdKey{}, &EtcdKeyList{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &EtcdKey{}, &EtcdKeyList{}, &AuditEvent{}, &AuditEventList{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

@@ -6,6 +6,16 @@
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AuditEvent) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.AuditEvent"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AuditEventList) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.AuditEventList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdHistoryEnd) OpenAPIModelName() string {
 	return "io.glassplane.v1alpha1.EtcdHistoryEnd"
 }

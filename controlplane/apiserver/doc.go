@@ -20,6 +20,9 @@
 // package etcdview: list at a revision (resourceVersion) with limit and
 // continue, get one key (named by its base64url) with its value decoded,
 // its history subresource, and a watch of every change under /registry/.
+// glassplane.io/v1alpha1 auditevents (auditevents.go) lists and watches the
+// audit ring's events, each an audit.k8s.io/v1 Event, resourceVersion being
+// the ring's sequence number.
 //
 // POST pods/<name>/eviction follows kube-apiserver's EvictionREST: a pod
 // that is pending, finished or already being deleted is deleted at once;

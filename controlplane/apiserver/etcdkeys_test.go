@@ -146,8 +146,9 @@ func TestEtcdKeys(t *testing.T) {
 
 }
 
-// TestEtcdKeysRBAC: raw etcd is for system:masters and the dashboard's
-// identity; a user with view everywhere is refused, as kube words it.
+// TestEtcdKeysRBAC: raw etcd and the audit stream are for system:masters
+// and the dashboard's identity; a user with view everywhere is refused, as
+// kube words it.
 func TestEtcdKeysRBAC(t *testing.T) {
 	env := sharedRBACEnv(t)
 	ctx := ctxT(t)
@@ -175,21 +176,23 @@ func TestEtcdKeysRBAC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var code int
-		var body []byte
-		// RBAC follows the binding through a watch: wait for it.
-		eventually(t, tc.user+" gets its answer", func() bool {
-			resp, err := hc.Get(env.url + "/apis/glassplane.io/v1alpha1/etcdkeys?limit=1")
-			if err != nil {
-				return false
+		for _, resource := range []string{"etcdkeys", "auditevents"} {
+			var code int
+			var body []byte
+			// RBAC follows the binding through a watch: wait for it.
+			eventually(t, tc.user+" gets its answer on "+resource, func() bool {
+				resp, err := hc.Get(env.url + "/apis/glassplane.io/v1alpha1/" + resource + "?limit=1")
+				if err != nil {
+					return false
+				}
+				defer resp.Body.Close()
+				body, _ = io.ReadAll(resp.Body)
+				code = resp.StatusCode
+				return code == tc.want
+			})
+			if tc.want == http.StatusForbidden && !strings.Contains(string(body), resource+`.glassplane.io is forbidden: User \"mallory\" cannot list resource \"`+resource+`\" in API group \"glassplane.io\" at the cluster scope`) {
+				t.Errorf("mallory's refusal: %s", body)
 			}
-			defer resp.Body.Close()
-			body, _ = io.ReadAll(resp.Body)
-			code = resp.StatusCode
-			return code == tc.want
-		})
-		if tc.want == http.StatusForbidden && !strings.Contains(string(body), `etcdkeys.glassplane.io is forbidden: User \"mallory\" cannot list resource \"etcdkeys\" in API group \"glassplane.io\" at the cluster scope`) {
-			t.Errorf("mallory's refusal: %s", body)
 		}
 	}
 }

@@ -182,6 +182,7 @@ func New(cfg Config) (*Server, error) {
 	s.resources = append(s.resources, crdResources()...)
 	s.resources = append(s.resources, autoscalingResources()...)
 	s.resources = append(s.resources, etcdKeyResources()...)
+	s.resources = append(s.resources, auditEventResources()...)
 	dyn, err := s.newDynamicAdmission()
 	if err != nil {
 		return nil, err

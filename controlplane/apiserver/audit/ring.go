@@ -142,3 +142,11 @@ func (r *Ring) Subscribe(ctx context.Context) <-chan Record {
 	}()
 	return ch
 }
+
+// Last returns the sequence number of the newest event (0 before the
+// first).
+func (r *Ring) Last() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}

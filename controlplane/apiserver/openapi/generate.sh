@@ -26,6 +26,7 @@ pkgs=(
 	k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
 	k8s.io/metrics/pkg/apis/metrics/v1beta1
 	github.com/glassplane/glassplane/api/v1alpha1
+	k8s.io/apiserver/pkg/apis/audit/v1
 	k8s.io/api/coordination/v1
 	k8s.io/api/rbac/v1
 	k8s.io/api/authorization/v1

@@ -1,0 +1,145 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+)
+
+// glassplane.io/v1alpha1 auditevents is the audit stream as an API (issue
+// 27): the events the server's ring still keeps, each an audit.k8s.io/v1
+// Event, listed oldest first and watched as they are recorded, for the
+// users RBAC allows (system:masters and the dashboard's identity by
+// default: an event can carry request and response bodies). A resource
+// version is a sequence number in the ring; a watch from one the ring no
+// longer keeps is 410 Expired, as from a compacted etcd revision.
+
+func auditEventResources() []*resource {
+	return []*resource{{
+		GVK: v1alpha1.SchemeGroupVersion.WithKind("AuditEvent"), Resource: "auditevents", Singular: "auditevent",
+		Verbs: []string{"list", "watch"}, Serve: (*request).serveAuditEvents,
+	}}
+}
+
+func (q *request) serveAuditEvents() error {
+	if q.info.Name != "" || q.info.Subresource != "" || (q.info.Verb != "list" && q.info.Verb != "watch") {
+		return apierrors.NewMethodNotSupported(q.res.GroupResource(), q.info.Verb)
+	}
+	if q.s.audit == nil {
+		return apierrors.NewServiceUnavailable("this server keeps no audit events")
+	}
+	opts, err := q.listOptions()
+	if err != nil {
+		return err
+	}
+	from, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	if q.info.Verb == "watch" {
+		return q.watchAuditEvents(from, opts.TimeoutSeconds)
+	}
+	recs := q.s.audit.Since(0)
+	list := &v1alpha1.AuditEventList{TypeMeta: metav1.TypeMeta{Kind: "AuditEventList", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
+	last := q.s.audit.Last()
+	for _, rec := range recs {
+		ev, err := auditEventOf(rec)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		list.Items = append(list.Items, *ev)
+		last = max(last, rec.Seq)
+	}
+	list.ResourceVersion = fmt.Sprint(last)
+	q.respond(http.StatusOK, list)
+	return nil
+}
+
+// watchAuditEvents streams the events after sequence number from (without
+// one, every kept event as ADDED first), then each new one.
+func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
+	timeout := defaultWatchTimeout
+	if timeoutSeconds != nil && *timeoutSeconds > 0 {
+		timeout = time.Duration(*timeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(q.ctx, timeout)
+	defer cancel()
+	// Subscribe before reading what is kept, so nothing falls between.
+	live := q.s.audit.Subscribe(ctx)
+	kept := q.s.audit.Since(0)
+	if from > 0 && len(kept) > 0 && kept[0].Seq > from+1 {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, kept[0].Seq-1))
+	}
+	if last := q.s.audit.Last(); from > last {
+		return tooLargeResourceVersion(from, last)
+	}
+	ws := &watchStream{q: q}
+	q.w.Header().Set("Content-Type", "application/json")
+	q.w.Header().Set("Cache-Control", "no-cache, private")
+	q.w.WriteHeader(http.StatusOK)
+	q.ev.ResponseStatus = successStatus(http.StatusOK)
+	q.auditStarted()
+	sent := from
+	send := func(rec audit.Record) error {
+		if rec.Seq <= sent {
+			return nil
+		}
+		ev, err := auditEventOf(rec)
+		if err != nil {
+			return err
+		}
+		sent = rec.Seq
+		return ws.send(watch.Added, ev)
+	}
+	for _, rec := range kept {
+		if err := send(rec); err != nil {
+			return nil
+		}
+	}
+	q.w.Flush()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case rec, ok := <-live:
+			if !ok {
+				return nil
+			}
+			if err := send(rec); err != nil {
+				return nil
+			}
+			if len(live) == 0 {
+				q.w.Flush()
+			}
+		}
+	}
+}
+
+// auditEventOf wraps a recorded event as an AuditEvent. Glassplane's
+// recorder writes the audit.k8s.io/v1 JSON shape, which auditv1.Event
+// reads as it is.
+func auditEventOf(rec audit.Record) (*v1alpha1.AuditEvent, error) {
+	b, err := json.Marshal(rec.Event)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1alpha1.AuditEvent{TypeMeta: metav1.TypeMeta{Kind: "AuditEvent", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
+	if err := json.Unmarshal(b, &out.Event); err != nil {
+		return nil, fmt.Errorf("failed to read audit event %d: %w", rec.Seq, err)
+	}
+	out.Event.TypeMeta = metav1.TypeMeta{Kind: "Event", APIVersion: auditv1.SchemeGroupVersion.String()}
+	out.Name = fmt.Sprintf("%s.%s", rec.Event.AuditID, rec.Event.Stage)
+	out.ResourceVersion = fmt.Sprint(rec.Seq)
+	out.CreationTimestamp = metav1.NewTime(rec.Event.StageTimestamp.Time)
+	return out, nil
+}

@@ -1,0 +1,92 @@
+package apiserver_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/api/v1alpha1"
+)
+
+// TestAuditEvents lists the audit events through the API, in the
+// audit.k8s.io/v1 shape, and watches from the list's resourceVersion to
+// see the next request's events.
+func TestAuditEvents(t *testing.T) {
+	env := shared
+	ns := env.namespace(t)
+	ctx := ctxT(t)
+	cms := env.client.CoreV1().ConfigMaps(ns)
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	base := "/apis/glassplane.io/v1alpha1/auditevents"
+	resp, body := env.do(t, http.MethodGet, base, "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	var list v1alpha1.AuditEventList
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	var found *v1alpha1.AuditEvent
+	for i := range list.Items {
+		e := &list.Items[i]
+		if e.Event.Verb == "create" && e.Event.ObjectRef != nil && e.Event.ObjectRef.Namespace == ns && e.Event.ObjectRef.Name == "audited" {
+			found = e
+		}
+	}
+	if found == nil {
+		t.Fatalf("no create of %s/audited among %d events", ns, len(list.Items))
+	}
+	if found.Event.APIVersion != "audit.k8s.io/v1" || found.Event.Kind != "Event" || found.Event.ResponseStatus == nil || found.Event.ResponseStatus.Code != 201 ||
+		found.Name != string(found.Event.AuditID)+"."+string(found.Event.Stage) || found.ResourceVersion == "" {
+		t.Errorf("the create's event = %+v", found)
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.url+base+"?watch=1&resourceVersion="+list.ResourceVersion, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wresp, err := env.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wresp.Body.Close()
+	if _, err := cms.Get(ctx, "audited", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	listSeq, err := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(wresp.Body)
+	for {
+		var ev struct {
+			Type   string
+			Object v1alpha1.AuditEvent
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		if seq, _ := strconv.ParseInt(ev.Object.ResourceVersion, 10, 64); seq <= listSeq {
+			t.Fatalf("the watch from %s sent event %s", list.ResourceVersion, ev.Object.ResourceVersion)
+		}
+		if r := ev.Object.Event.ObjectRef; ev.Object.Event.Verb == "get" && r != nil && r.Name == "audited" && r.Namespace == ns {
+			break
+		}
+	}
+
+	for path, want := range map[string]int{
+		base + "?watch=1&resourceVersion=999999999": http.StatusGatewayTimeout,
+		base + "/some-name":                         http.StatusMethodNotAllowed,
+		base + "?resourceVersion=abc":               http.StatusBadRequest,
+	} {
+		if resp, body := env.do(t, http.MethodGet, path, "", nil); resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d: %s", path, resp.StatusCode, want, body)
+		}
+	}
+}
