@@ -158,6 +158,9 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	g.GET("/objects/:resource/:namespace/:name", d.object, csrf)
 	g.POST("/objects/:resource/:name/delete", d.objectDelete, small, csrf, writeForm)
 	g.POST("/objects/:resource/:namespace/:name/delete", d.objectDelete, small, csrf, writeForm)
+	g.GET("/objects/:resource", d.resourceList)
+	g.GET("/crds", d.crdsPage)
+	g.GET("/crds/:name", d.crdPage)
 	g.GET("/etcd", d.etcd)
 	g.GET("/requests", d.requests)
 	g.GET("/events", d.events)
@@ -170,8 +173,19 @@ func (d *Dashboard) Register(e *echo.Echo) {
 }
 
 // Run runs the websocket hub: one storage watch and one audit subscription
-// fanned out to every connected page. It blocks until ctx ends.
+// fanned out to every connected page; with an API connection it also
+// follows discovery and the CRDs for the kinds it maps (kinds.go). It
+// blocks until ctx ends.
 func (d *Dashboard) Run(ctx context.Context) error {
+	if d.cfg.RESTConfig != nil {
+		// The kind ↔ resource table follows discovery and the CRDs
+		// (kinds.go); until it first answers, the built-ins are known.
+		go func() {
+			if err := runKinds(ctx, d.restConfigFor(nil), d.log); err != nil {
+				d.log.Error("dashboard stopped following discovery", "err", err)
+			}
+		}()
+	}
 	return d.hub.run(ctx)
 }
 

@@ -242,7 +242,7 @@ func etcdValue(kv *storage.KeyValue) *components.EtcdValue {
 		Key: kv.Key, JSON: prettyJSON(maskSecrets(kv.Value)), CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision,
 	}
 	if ref, ok := parseKey(kv.Key); ok && ref.StorageResource != "events" {
-		v.ObjectHref = objectHref(apiResource(ref.StorageResource), ref.Namespace, ref.Name)
+		v.ObjectHref = objectHref(hrefResource(ref.StorageResource), ref.Namespace, ref.Name)
 	}
 	return v
 }

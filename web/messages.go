@@ -172,7 +172,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 		ResourceVersion: strconv.FormatInt(ev.Revision, 10),
 		UID:             string(meta.UID), APIVersion: sum.APIVersion, Kind: sum.Kind,
 		Resource: resource, Namespace: ref.Namespace, Name: ref.Name,
-		Href:      objectHref(resource, ref.Namespace, ref.Name),
+		Href:      objectHref(hrefResource(ref.StorageResource), ref.Namespace, ref.Name),
 		Component: lastManager(meta.ManagedFields), Timestamp: ts,
 		scope: readScope{kind: scopeObject, group: groupOf(sum.APIVersion), resource: resource, namespace: ref.Namespace},
 	}
@@ -343,6 +343,9 @@ func resourceOfKind(kind string) string {
 	if kind == "" {
 		return ""
 	}
+	if k, ok := kinds.byKind(kind); ok {
+		return k.Resource
+	}
 	if r, ok := kindResources[kind]; ok {
 		return r
 	}
@@ -351,6 +354,9 @@ func resourceOfKind(kind string) string {
 
 // kindOfResource is the inverse of resourceOfKind for known kinds.
 func kindOfResource(resource string) string {
+	if k, ok := kinds.byResource(resource); ok {
+		return k.Kind
+	}
 	for k, r := range kindResources {
 		if r == resource {
 			return k

@@ -31,6 +31,9 @@ func (d *Dashboard) object(c *echo.Context) error {
 	reader := d.readerOf(c.Request())
 	resource, namespace, name := c.Param("resource"), c.Param("namespace"), c.Param("name")
 	key := storage.Key(storageResource(resource), namespace, name)
+	// A custom resource's page may name it "plural.group"; RBAC and the
+	// audit trail name it by its plural.
+	resource = apiName(resource)
 
 	seq := d.auditSeq()
 	// A namespaced object's Events are in its namespace (Kubernetes refuses

@@ -85,6 +85,9 @@ var storageToAPI = map[string]string{
 	"minions":            "nodes",
 	"services/specs":     "services",
 	"services/endpoints": "endpoints",
+	"ingress":            "ingresses",
+	// The one built-in kube-apiserver keeps under its group.
+	"apiextensions.k8s.io/customresourcedefinitions": "customresourcedefinitions",
 }
 
 // apiResource returns the API resource name of a storage resource.
@@ -98,8 +101,16 @@ func apiResource(storageResource string) string {
 	return storageResource
 }
 
-// storageResource returns the storage name of an API resource.
+// storageResource returns the storage name of an API resource, named
+// "plural" or "plural.group"; a custom resource's is
+// "<group>/<plural>" (kinds).
 func storageResource(resource string) string {
+	if s, ok := kinds.customStorage(resource); ok {
+		return s
+	}
+	if k, ok := kinds.byResource(resource); ok && k.Resource != resource {
+		resource = k.Resource
+	}
 	for s, r := range storageToAPI {
 		if r == resource {
 			return s
