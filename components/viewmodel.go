@@ -103,6 +103,8 @@ type PodChip struct {
 	Phase     string
 	NodeName  string
 	Href      string
+	// Claims are the PersistentVolumeClaims the pod mounts.
+	Claims []string
 }
 
 // FeedItem is one step in the overview's feed: an API request or a core Event.
@@ -144,6 +146,12 @@ type Apply struct {
 	Lines []ManifestLine
 	// ActingAs names whom the API sees applying.
 	ActingAs string
+	// ServerSide is true when the manifest was sent as a server-side
+	// apply patch, by FieldManager, with Force taking conflicting fields
+	// from their managers.
+	ServerSide   bool
+	FieldManager string
+	Force        bool
 }
 
 // Example is a manifest the form can be filled with.

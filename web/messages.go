@@ -80,6 +80,8 @@ type Message struct {
 	Phase    string `json:"phase,omitempty"`
 	NodeName string `json:"nodeName,omitempty"`
 	Ready    string `json:"ready,omitempty"`
+	// Claims are the PersistentVolumeClaims a pod mounts.
+	Claims []string `json:"claims,omitempty"`
 	// Created is true when an etcd put made the key exist.
 	Created bool `json:"created,omitempty"`
 	// Object is the object as stored (secrets masked), on watch messages.
@@ -184,7 +186,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 	}
 	switch sum.Kind {
 	case "Pod":
-		w.Phase, w.NodeName = summaryPhase(&sum), sum.Spec.NodeName
+		w.Phase, w.NodeName, w.Claims = summaryPhase(&sum), sum.Spec.NodeName, summaryClaims(&sum)
 		if hasCondition(&sum, string(corev1.PodReady)) {
 			w.Ready = summaryReady(&sum)
 		}
@@ -201,7 +203,8 @@ type objectSummary struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        summaryMeta `json:"metadata"`
 	Spec            struct {
-		NodeName string `json:"nodeName"`
+		NodeName string          `json:"nodeName"`
+		Volumes  []summaryVolume `json:"volumes"`
 	} `json:"spec"`
 	Status struct {
 		Phase      string `json:"phase"`

@@ -55,7 +55,8 @@ func (d *Dashboard) overview(c *echo.Context) error {
 }
 
 // overviewModel places every pod in its node's box, or among the
-// unscheduled ones when its node is unknown or unset.
+// unscheduled ones when its node is unknown or unset, in ordinal order
+// (orderPods), each with the claims it mounts.
 func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 	var vm components.Overview
 	index := map[string]int{}
@@ -77,7 +78,7 @@ func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 		ns, name := p.Metadata.Namespace, p.Metadata.Name
 		chip := components.PodChip{
 			Namespace: ns, Name: name, Phase: summaryPhase(&p), NodeName: p.Spec.NodeName,
-			Href: objectHref("pods", ns, name),
+			Href: objectHref("pods", ns, name), Claims: summaryClaims(&p),
 		}
 		if i, ok := index[p.Spec.NodeName]; ok {
 			vm.Nodes[i].Pods = append(vm.Nodes[i].Pods, chip)
@@ -85,6 +86,10 @@ func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 			vm.Unscheduled = append(vm.Unscheduled, chip)
 		}
 	}
+	for i := range vm.Nodes {
+		orderPods(vm.Nodes[i].Pods)
+	}
+	orderPods(vm.Unscheduled)
 	return vm
 }
 

@@ -235,9 +235,13 @@ class ClusterMap {
       this.dots.set(key, dot);
     }
     const phase = m.phase || "Pending";
-    if (dot.dataset.phase !== phase) {
+    const claims = (m.claims || []).join(" ");
+    if (dot.dataset.phase !== phase || (dot.dataset.claims || "") !== claims) {
       dot.dataset.phase = phase;
-      dot.firstElementChild.textContent = `${m.namespace}/${m.name}: ${phase}`;
+      if (claims) dot.dataset.claims = claims;
+      else delete dot.dataset.claims;
+      const held = claims ? ` · PersistentVolumeClaim ${m.claims.join(", ")}` : "";
+      dot.firstElementChild.textContent = `${m.namespace}/${m.name}: ${phase}${held}`;
     }
     if (dot.parentNode === pods) return;
     this.seat(pods, dot);

@@ -51,6 +51,48 @@ function podChip(m) {
   el("span", { class: "pod-phase" }));
 }
 
+// setClaims shows the PersistentVolumeClaims a pod mounts, before its phase.
+function setClaims(chip, claims) {
+  const text = (claims || []).join(", ");
+  if ((chip.dataset.claims || "") === (claims || []).join(" ")) return;
+  let span = chip.querySelector(".pod-claims");
+  if (!text) {
+    span?.remove();
+    delete chip.dataset.claims;
+    return;
+  }
+  if (!span) {
+    span = el("span", { class: "pod-claims", "data-testid": "pod-claims", title: "PersistentVolumeClaim" });
+    chip.insertBefore(span, chip.lastElementChild);
+  }
+  span.textContent = text;
+  chip.dataset.claims = claims.join(" ");
+}
+
+// ordinalOf splits "db-12" into ["db", 12]; null for a name without one.
+function ordinalOf(name) {
+  const m = /^(.*)-(\d+)$/.exec(name || "");
+  return m ? [m[1], Number(m[2])] : null;
+}
+
+// placeChip appends a chip to its node's pods, or, for a pod named
+// <prefix>-<ordinal> (a StatefulSet's), before the first of the same
+// namespace and prefix with a greater ordinal, as the server orders them.
+function placeChip(parent, chip) {
+  const mine = ordinalOf(chip.dataset.name);
+  if (mine) {
+    for (const other of parent.children) {
+      if (other === chip || other.dataset.namespace !== chip.dataset.namespace) continue;
+      const o = ordinalOf(other.dataset.name);
+      if (o && o[0] === mine[0] && o[1] > mine[1]) {
+        parent.insertBefore(chip, other);
+        return;
+      }
+    }
+  }
+  parent.append(chip);
+}
+
 function target(m) {
   return [m.resource || m.kind, m.namespace, m.name].filter(Boolean).join("/");
 }
@@ -109,8 +151,9 @@ class Overview {
       chip.lastElementChild.textContent = phase;
     }
     if (chip.dataset.node !== (m.nodeName || "")) chip.dataset.node = m.nodeName || "";
+    setClaims(chip, m.claims);
     const parent = this.podsContainer(m.nodeName);
-    if (chip.parentElement !== parent) parent.append(chip);
+    if (chip.parentElement !== parent) placeChip(parent, chip);
     flash(chip);
   }
 
