@@ -337,6 +337,20 @@ func (cr *customResource) applyDefaults(obj runtime.Object) {
 	}
 }
 
+// normalize is what kube-apiserver does to a custom resource a mutating
+// webhook or policy changed: the schema's defaults after the patch, then
+// the schema coercion of its conversion back, which prunes the fields the
+// schema does not declare.
+func (cr *customResource) normalize(obj runtime.Object) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	cr.applyDefaults(u)
+	_, err := cr.prune(u)
+	return err
+}
+
 // decodeCustom decodes a request body (JSON, or YAML for the YAML decoder) as
 // an object of the entry's kind gvk: defaulted, pruned per the request's
 // fieldValidation, with apiVersion and kind checked as kube-apiserver

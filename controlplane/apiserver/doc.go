@@ -71,7 +71,8 @@
 // at run time (crd_registry.go, under its own lock, kept from the storage
 // watch of CRDs): its objects are unstructured, decoded, defaulted, pruned,
 // validated (schema, CEL, list types), printed and scaled by
-// apiextensions-apiserver's packages (crd_custom.go), stored at
+// apiextensions-apiserver's packages (crd_custom.go), defaulted and pruned
+// again after a mutating webhook or policy changed them, stored at
 // /registry/<group>/<plural>/, and published in discovery and OpenAPI
 // (crd_openapi.go) as they come. The same loop sets NamesAccepted and
 // Established as upstream's naming controller, and for a CRD being deleted

@@ -12,10 +12,14 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
+	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
@@ -70,7 +74,7 @@ func webhookFor(srv *httptest.Server, ca []byte, path, group, resource, ns strin
 }
 
 // auditedStages returns the dynamic admission stages of the create of name.
-func auditedStages(t *testing.T, env *testEnv, resource, name string) (*audit.Event, []dynamic.Stage) {
+func auditedStages(t *testing.T, env *testEnv, resource, name string) (*audit.Event, []dynamicadmission.Stage) {
 	t.Helper()
 	recs := env.audit.Find(func(ev *audit.Event) bool {
 		return ev.Verb == "create" && ev.ObjectRef != nil && ev.ObjectRef.Resource == resource && ev.ObjectRef.Name == name
@@ -79,7 +83,7 @@ func auditedStages(t *testing.T, env *testEnv, resource, name string) (*audit.Ev
 		t.Fatalf("no audit event for the create of %s %s", resource, name)
 	}
 	ev := recs[len(recs)-1].Event
-	var stages []dynamic.Stage
+	var stages []dynamicadmission.Stage
 	if err := json.Unmarshal([]byte(ev.Annotations[audit.AnnotationDynamicAdmission]), &stages); err != nil {
 		t.Fatalf("annotation %s = %q: %v", audit.AnnotationDynamicAdmission, ev.Annotations[audit.AnnotationDynamicAdmission], err)
 	}
@@ -251,5 +255,69 @@ func TestMutatingAdmissionPolicyLabelsConfigMaps(t *testing.T) {
 	if len(stages) != 1 || stages[0].Kind != "MutatingAdmissionPolicy" || stages[0].Configuration != "add-team-label" ||
 		stages[0].Name != "add-team-label-here" || stages[0].Result != "patched" || !strings.Contains(string(stages[0].Patch), `"team":"platform"`) {
 		t.Errorf("stages = %+v, want the policy's binding patched", stages)
+	}
+}
+
+func TestWebhookFieldsOutsideTheSchemaArePruned(t *testing.T) {
+	env := newEnv(t)
+	startDynamicAdmission(t, env)
+	ctx := ctxT(t)
+	ns := env.namespace(t)
+	ext, err := apiextensionsclient.NewForConfig(env.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(env.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createEstablished(t, ext, widgetCRD("prune.glassplane.io"))
+	srv, ca := admissionWebhook(t)
+	none := admissionregistrationv1.SideEffectClassNone
+	cc, rules, nsSel := webhookFor(srv, ca, "/unknown-field", "prune.glassplane.io", "widgets", ns)
+	if _, err := env.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "injector"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "inject.test.glassplane.io", ClientConfig: cc, Rules: rules, NamespaceSelector: nsSel,
+			SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	widgets := dyn.Resource(schema.GroupVersionResource{Group: "prune.glassplane.io", Version: "v1", Resource: "widgets"}).Namespace(ns)
+	var got *unstructured.Unstructured
+	for i := 0; ; i++ {
+		w := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "prune.glassplane.io/v1", "kind": "Widget",
+			"metadata": map[string]any{"generateName": "w-"},
+			"spec":     map[string]any{"size": int64(1)},
+		}}
+		if got, err = widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if size, _, _ := unstructured.NestedInt64(got.Object, "spec", "size"); size == 3 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the webhook never patched a Widget")
+		}
+	}
+	for what, obj := range map[string]*unstructured.Unstructured{"created": got} {
+		if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "injected"); found {
+			t.Errorf("%s widget keeps the webhook's spec.injected, which the schema does not declare: %v", what, obj.Object["spec"])
+		}
+		if color, _, _ := unstructured.NestedString(obj.Object, "spec", "color"); color != "blue" {
+			t.Errorf("%s widget spec = %v, want the schema's default color", what, obj.Object["spec"])
+		}
+	}
+	stored, err := widgets.Get(ctx, got.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(stored.Object, "spec", "injected"); found {
+		t.Errorf("stored widget keeps spec.injected: %v", stored.Object["spec"])
+	}
+	if size, _, _ := unstructured.NestedInt64(stored.Object, "spec", "size"); size != 3 {
+		t.Errorf("stored widget spec = %v, want the webhook's size 3", stored.Object["spec"])
 	}
 }

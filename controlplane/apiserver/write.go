@@ -64,6 +64,9 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 		sub := q.info.Subresource
 		attrs.Validate = func(ctx context.Context) field.ErrorList { return v(ctx, sub, attrs.Object, old) }
 	}
+	if cr := q.res.Custom; cr != nil {
+		attrs.Normalize = cr.normalize
+	}
 	steps, err := q.s.admission.Run(q.ctx, attrs)
 	if err == nil && q.s.restrictions != nil {
 		var more []admission.Step

@@ -56,6 +56,11 @@ type Attributes struct {
 	// CustomResourceDefinition's, a custom resource's schema): the
 	// Validation plugin runs it in place of the built-in rules.
 	Validate func(ctx context.Context) field.ErrorList
+	// Normalize, when set, is what the resource does to an object that
+	// dynamic admission (a webhook's patch, a policy's mutation) changed, as
+	// kube-apiserver's decoder does to a custom resource: fill in the
+	// schema's defaults and prune the fields it does not declare.
+	Normalize func(obj runtime.Object) error
 }
 
 // Plugin is one admission plugin.

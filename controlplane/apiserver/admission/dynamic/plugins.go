@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -187,6 +188,10 @@ func (m mutatingPolicyStep) Admit(ctx context.Context, a *admission.Attributes) 
 	}
 	attrs := newAttributes(a)
 	matched := m.p.bindings.mutatingMatches(attrs)
+	if len(matched) == 0 {
+		// No binding applies: the plugin has nothing to do.
+		return m.p.mutatingPolicy.Admit(ctx, attrs, m.p.objects)
+	}
 	before, _ := json.Marshal(a.Object)
 	start := time.Now()
 	err := m.p.mutatingPolicy.Admit(ctx, attrs, m.p.objects)
@@ -196,6 +201,7 @@ func (m mutatingPolicyStep) Admit(ctx context.Context, a *admission.Attributes) 
 		if p, perr := admission.CreateJSONPatch(before, after); perr == nil {
 			patch = json.RawMessage(p)
 		}
+		err = normalize(a)
 	}
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
 	appendStages(a, policyStages(KindMutatingAdmissionPolicy, matched, took, err, patch))
@@ -221,8 +227,30 @@ func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error 
 	ctx, calls := withWebhookCalls(ctx)
 	err := m.p.mutatingWebhook.Admit(ctx, attrs, m.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	appendStages(a, calls.finish(KindMutatingWebhook, attrs.annotations, err))
-	return err
+	stages := calls.finish(KindMutatingWebhook, attrs.annotations, err)
+	appendStages(a, stages)
+	if err != nil {
+		return err
+	}
+	for _, st := range stages {
+		if st.Result == ResultPatched {
+			return normalize(a)
+		}
+	}
+	return nil
+}
+
+// normalize gives a mutated object the resource's defaults and prunes what
+// its schema does not declare (a custom resource's), as kube-apiserver
+// does when it converts the mutated object back; nothing else is touched.
+func normalize(a *admission.Attributes) error {
+	if a.Normalize == nil || a.Object == nil {
+		return nil
+	}
+	if err := a.Normalize(a.Object); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object after mutating admission is not valid for its schema: %v", err))
+	}
+	return nil
 }
 
 type validatingStep struct {
