@@ -1,0 +1,207 @@
+package ecosystem
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// cluster is the one `glassplane up` the package's tests share; each test
+// works in namespaces and API groups of its own.
+var cluster *Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "glassplane-ecosystem")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary := os.Getenv("GLASSPLANE_BIN")
+	if binary == "" {
+		binary = filepath.Join(dir, "glassplane")
+		if err := goBuild("../..", binary, "./cmd/glassplane"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	cluster, err = startCluster(binary, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	cluster.stop()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "--- glassplane log tail ---\n%s\n", cluster.log.tail(80))
+	}
+	return code
+}
+
+// goBuild runs `go build -o out pkg` in dir.
+func goBuild(dir, out, pkg string) error {
+	build := exec.Command("go", "build", "-o", out, pkg)
+	build.Dir = dir
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("failed to build %s: %w", pkg, err)
+	}
+	return nil
+}
+
+// Cluster is one running `glassplane up` with two simulated nodes and no
+// local node.
+type Cluster struct {
+	Kubeconfig string
+	Config     *rest.Config
+	Client     kubernetes.Interface
+	Dynamic    dynamic.Interface
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *lockedBuffer
+}
+
+// startCluster runs `glassplane up` in dir on free loopback ports and waits
+// until its API answers /readyz.
+func startCluster(binary, dir string) (*Cluster, error) {
+	data := filepath.Join(dir, "data")
+	c := &Cluster{Kubeconfig: filepath.Join(data, "kubeconfig"), done: make(chan struct{}), log: &lockedBuffer{}}
+	api := freeAddr()
+	c.cmd = exec.Command(binary, "up",
+		"--data-dir", data,
+		"--api-listen", api,
+		"--web-listen", freeAddr(),
+		"--etcd-listen", freeAddr(),
+		"--etcd-peer-listen", freeAddr(),
+		"--node-runtime", "none",
+		"--simulated-nodes", "2",
+		"--simulated-start-delay", "200ms",
+	)
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("failed to start %s: %w", binary, err)
+	}
+	go func() { c.cmd.Wait(); close(c.done) }()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("glassplane up exited early:\n%s", c.log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("glassplane up was not ready within 3 minutes:\n%s", c.log)
+		}
+		if err := c.connect("https://" + api); err == nil {
+			return c, nil
+		}
+	}
+}
+
+func (c *Cluster) connect(apiURL string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSuffix(cfg.Host, "/") != apiURL {
+		return fmt.Errorf("kubeconfig names %s, not yet %s", cfg.Host, apiURL)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Get(apiURL + "/readyz")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: %s", resp.Status)
+	}
+	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	c.Config = cfg
+	return nil
+}
+
+// stop ends the cluster with SIGTERM (SIGKILL to its group after 30 s).
+func (c *Cluster) stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+	}
+}
+
+// eventually polls cond every 200 ms until it returns nil, failing the
+// test with cond's last error when timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = cond(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: not within %s: %v", what, timeout, err)
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lockedBuffer collects a process's output safely.
+type lockedBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tail returns the last n lines written.
+func (b *lockedBuffer) tail(n int) string {
+	lines := strings.Split(b.String(), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
