@@ -11,7 +11,7 @@ E2E_PKGS  := ./cmd/glassplane/e2e/...
 
 export GOFLAGS ?= -mod=mod
 
-.PHONY: all build up deps deps-runtime test test-unit test-e2e bench lint generate templ-check clean conformance conformance-smoke conformance-focus
+.PHONY: all build up deps deps-runtime test test-unit test-e2e test-ecosystem bench lint generate templ-check clean conformance conformance-smoke conformance-focus
 
 all: build
 
@@ -37,8 +37,8 @@ up: deps-runtime build
 	$(BIN) up --data-dir $(DATA_DIR) $(UP_FLAGS)
 
 # Unit tests first, then the integration and end-to-end tests, which share the
-# one binary built above.
-test: deps build test-unit test-e2e
+# one binary built above, then the ecosystem's tools against it.
+test: deps build test-unit test-e2e test-ecosystem
 
 test-unit:
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
@@ -46,6 +46,12 @@ test-unit:
 
 test-e2e: build
 	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -timeout 40m $(E2E_PKGS)
+
+# A controller-runtime operator and the helm CLI (built from helm.sh/helm/v4)
+# against a fresh cluster: test/ecosystem, a Go module of its own so the
+# product's go.mod carries neither.
+test-ecosystem: build
+	cd test/ecosystem && GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 20m .
 
 bench: deps build
 	GLASSPLANE_BIN=$(abspath $(BIN)) $(GO) test -count=1 -p 1 -run '^$$' -bench . -benchtime 1x -timeout 40m $(E2E_PKGS)
