@@ -119,6 +119,12 @@ func newAPIApplier(cfg *rest.Config) (*applier, error) {
 // the etcd write (dryRun=All) and each result lists what it would add. The
 // error is for a manifest that cannot be read at all.
 func (a *applier) apply(ctx context.Context, u *identity, manifest string, dryRun bool) ([]components.ApplyResult, error) {
+	return a.applyManifest(ctx, u, manifest, applyMode{dryRun: dryRun})
+}
+
+// applyManifest is apply in the given mode: with mode.serverSide each
+// document is sent as a server-side apply patch (applyserverside.go).
+func (a *applier) applyManifest(ctx context.Context, u *identity, manifest string, mode applyMode) ([]components.ApplyResult, error) {
 	dyn, err := a.client(u)
 	if err != nil {
 		return nil, err
@@ -133,12 +139,13 @@ func (a *applier) apply(ctx context.Context, u *identity, manifest string, dryRu
 	}
 	results := make([]components.ApplyResult, 0, len(docs))
 	for i, doc := range docs {
-		results = append(results, a.applyOne(ctx, dyn, i+1, doc, dryRun))
+		results = append(results, a.applyOne(ctx, dyn, i+1, doc, mode))
 	}
 	return results, nil
 }
 
-func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc document, dryRun bool) (res components.ApplyResult) {
+func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int, doc document, mode applyMode) (res components.ApplyResult) {
+	dryRun := mode.dryRun
 	if err := checkTypeMeta(doc.JSON); err != nil {
 		return components.ApplyResult{Ref: fmt.Sprintf("document %d", index), Error: err.Error()}
 	}
@@ -181,6 +188,9 @@ func (a *applier) applyOne(ctx context.Context, dyn dynamic.Interface, index int
 			obj.SetNamespace(namespace)
 		}
 		ri = dyn.Resource(mapping.Resource).Namespace(namespace)
+	}
+	if mode.serverSide {
+		return serverSideApply(ctx, ri, obj, submitted, mode, res, fail, objectHref(mapping.Resource.Resource, namespace, obj.GetName()))
 	}
 
 	var existing *unstructured.Unstructured
@@ -321,7 +331,7 @@ func apiMessage(err error) string {
 
 // applyForm serves the empty form, or one filled with ?example=<name>.
 func (d *Dashboard) applyForm(c *echo.Context) error {
-	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples, ActingAs: d.actingAs(c.Request())}
+	vm := components.Apply{CSRFToken: csrfToken(c), Examples: examples, ActingAs: d.actingAs(c.Request()), FieldManager: fieldManager}
 	if name := c.QueryParam("example"); name != "" {
 		for _, e := range examples {
 			if e.Name == name {
@@ -346,7 +356,9 @@ func (d *Dashboard) applySubmit(c *echo.Context) error {
 		status = http.StatusRequestEntityTooLarge
 	default:
 		vm.DryRun = c.FormValue("action") != "apply"
-		results, err := d.applier.apply(c.Request().Context(), d.userOf(c.Request()), manifest, vm.DryRun)
+		mode := applyModeOf(c, vm.DryRun)
+		vm.ServerSide, vm.FieldManager, vm.Force = mode.serverSide, mode.fieldManager, mode.force
+		results, err := d.applier.applyManifest(c.Request().Context(), d.userOf(c.Request()), manifest, mode)
 		if err != nil {
 			vm.Error = err.Error()
 			status = http.StatusUnprocessableEntity
