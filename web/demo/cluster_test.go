@@ -90,6 +90,8 @@ func newFakeCluster() *fakeCluster {
 		return false, nil, nil
 	})
 	c.playStatefulSets()
+	c.playCronJobs()
+	c.playAutoscaling()
 	return c
 }
 

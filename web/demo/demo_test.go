@@ -85,6 +85,8 @@ func TestNewDemosNameTheirMechanisms(t *testing.T) {
 		{"preemption", []string{"PriorityClass", "DefaultPreemption", "Preempted", "nominatedNodeName"}},
 		{"node-failure", []string{"kube-node-lease", "Kubelet stopped posting node status.", "node.kubernetes.io/unreachable", "TaintManagerEviction"}},
 		{"crash-loop", []string{"exit 1", "restartCount", "CrashLoopBackOff", "Back-off restarting failed container"}},
+		{"cron-job", []string{"*/1 * * * *", "timeZone", "successfulJobsHistoryLimit", "cronjob.kubernetes.io/instantiate: manual", "SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"}},
+		{"autoscale", []string{"metrics.glassplane.io/simulated-usage", "--simulated-usage", "metrics.k8s.io", "ScalingLimited", "New size: 4; reason: cpu resource utilization (percentage of request) above target", "All metrics below target"}},
 		{"service-dns", []string{"kubectl expose", "kubernetes.io/service-name=hello", "svc.cluster.local", "10.96.0.10", "EndpointsProgrammed", "terminating"}},
 	}
 	for _, tt := range tests {
