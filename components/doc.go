@@ -1,10 +1,14 @@
 // Package components holds the dashboard's templ components: the page layout,
-// the cluster map (an SVG of the architecture with nodes and pods), the
+// the cluster map (an SVG of the architecture with nodes and pods, a
+// StatefulSet's in ordinal order, each naming the claims it mounts), the
 // narration panel, the classroom tempo panel (realtime, slow, step with a
 // Next button and the waiting actions), the apply form (dry-run diff of what
 // the API server adds, field errors with their lines), an object's
 // timeline, a Service's part of its page (spec, EndpointSlices, DNS names,
-// the service proxy's rules per containerd node; service.templ), the
+// the service proxy's rules per containerd node; service.templ), a
+// PersistentVolumeClaim's, CronJob's and HorizontalPodAutoscaler's parts
+// (pvc.templ, cronjob.templ, hpa.templ with its SVG metric chart laid out
+// by chart.go; their view models in workloads.go), the
 // request pipeline, the Events and Nodes lists, the etcd key
 // explorer, the demos page and the login form. Each component is a pure
 // function of the view model declared in viewmodel.go; package web fills

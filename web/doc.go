@@ -8,7 +8,12 @@
 // Service, its EndpointSlices with each endpoint's pod, node and
 // conditions, its cluster DNS names, and on each containerd node the
 // service proxy's rules from GET nodes/<node>/proxy/glassplane/proxy-rules;
-// simulated nodes have no data path), the request pipeline, the Events and
+// simulated nodes have no data path), a PersistentVolumeClaim's,
+// CronJob's and HorizontalPodAutoscaler's own parts (parts.go: claim →
+// volume → node directory and the pods using it; schedule, next runs and
+// past Jobs; metrics against targets with a chart over the HPA's
+// revisions, conditions and each rescale with its reason), the request
+// pipeline, the Events and
 // Nodes lists, the etcd explorer (key history through revisions, diffs, the
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
@@ -19,6 +24,7 @@
 // reads at past revisions) and the audit
 // ring, as any watcher of the API does; the Service part is read through
 // the API with a client acting as the page's user (Dashboard.clientFor),
+// as are the claim, CronJob and HPA parts,
 // so RBAC decides each of its reads and a refused one shows the API's
 // message. What it shows a logged-in user is
 // filtered by what RBAC allows that user, asked by SubjectAccessReview and

@@ -22,5 +22,9 @@
 // DNS), which only containerd nodes have: it pins its pods there and reads
 // its client pod's log (kubectl logs) for the DNS answer and the pod that
 // replied; with no containerd node Ready it plays the Service and
-// EndpointSlice part and says so.
+// EndpointSlice part and says so. The cron-job demo waits for the next
+// whole minute of its */1 schedule (up to a minute). The autoscale demo
+// puts its load in the pods' metrics.glassplane.io/simulated-usage
+// annotation when a simulated node is Ready (pinned there), else burns
+// CPU in a shell loop on a containerd node.
 package demo
