@@ -6,6 +6,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -13,9 +14,11 @@ import (
 )
 
 // crdOpenAPI publishes the OpenAPI documents of the served CRDs, built by
-// apiextensions-apiserver's openapi builder as its openapi controllers do:
-// one v3 document per custom group version, and the v2 document merged with
-// the static one. kubectl explain and apply's validation read them.
+// apiextensions-apiserver's openapi builder with the options its openapi
+// controllers use (the v2 schemas keep their value validations, enums
+// included; their defaults are pruned): one v3 document per custom group
+// version, and the v2 document merged with the static one. kubectl explain
+// and apply's validation read them.
 type crdOpenAPI struct {
 	// mu guards svc and published, and orders publications.
 	mu  sync.Mutex
@@ -65,11 +68,15 @@ func (s *Server) publishCRDOpenAPI() {
 			}
 			path := "apis/" + crd.Spec.Group + "/" + v.Name
 			v3[path] = append(v3[path], doc)
-			sw, err := builder.BuildOpenAPIV2(crd, v.Name, builder.Options{V2: true, StripValueValidation: true, StripNullable: true, IncludeSelectableFields: true})
+			sw, err := builder.BuildOpenAPIV2(crd, v.Name, builder.Options{V2: true, IncludeSelectableFields: true})
 			if err != nil {
 				s.log.Warn("failed to build the OpenAPI v2 document of a CRD", "crd", crd.Name, "version", v.Name, "err", err)
 				continue
 			}
+			// As upstream's openapi controller: defaults are pruned so that
+			// the CRDs merge cleanly with the static document, which has
+			// its defaults pruned.
+			sw.Definitions = handler.PruneDefaults(sw.Definitions)
 			v2 = append(v2, sw)
 		}
 	}
