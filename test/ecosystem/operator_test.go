@@ -229,11 +229,13 @@ func TestControllerRuntimeOperator(t *testing.T) {
 	}
 
 	deployments := cluster.Client.AppsV1().Deployments(ns)
+	var depUID types.UID
 	eventually(t, time.Minute, "the operator creates Deployment shop owned by WebApp shop", func() error {
 		dep, err := deployments.Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		depUID = dep.UID
 		owner := metav1.GetControllerOf(dep)
 		if owner == nil || owner.Kind != "WebApp" || owner.APIVersion != "example.glassplane.io/v1" || owner.UID != app.GetUID() || !ptr.Deref(owner.BlockOwnerDeletion, false) {
 			return fmt.Errorf("controller reference is %+v, want WebApp shop uid %s blocking owner deletion", owner, app.GetUID())
@@ -243,7 +245,7 @@ func TestControllerRuntimeOperator(t *testing.T) {
 		}
 		return nil
 	})
-	waitWebAppReady(t, ctx, ns, "shop", 2)
+	waitWebAppReady(t, ctx, ns, "shop", 2, depUID)
 
 	select {
 	case <-electedB:
@@ -263,7 +265,7 @@ func TestControllerRuntimeOperator(t *testing.T) {
 		}
 		return nil
 	})
-	waitWebAppReady(t, ctx, ns, "shop", 3)
+	waitWebAppReady(t, ctx, ns, "shop", 3, depUID)
 
 	// The leader steps down (it releases the Lease on cancel): the other
 	// manager takes the Lease over and goes on reconciling.
@@ -284,7 +286,7 @@ func TestControllerRuntimeOperator(t *testing.T) {
 	if _, err := apps.Patch(ctx, "shop", types.MergePatchType, []byte(`{"spec":{"replicas":1}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("failed to scale WebApp %s/shop: %v", ns, err)
 	}
-	waitWebAppReady(t, ctx, ns, "shop", 1)
+	waitWebAppReady(t, ctx, ns, "shop", 1, depUID)
 
 	if err := apps.Delete(ctx, "shop", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("failed to delete WebApp %s/shop: %v", ns, err)
@@ -303,11 +305,17 @@ func TestControllerRuntimeOperator(t *testing.T) {
 }
 
 // waitWebAppReady waits for the operator to report want ready replicas and
-// a true Ready condition in the WebApp's status.
-func waitWebAppReady(t *testing.T, ctx context.Context, ns, name string, want int64) {
+// a true Ready condition in the WebApp's status, and checks that the
+// WebApp's Deployment is still the one of uid depUID: nothing may delete a
+// dependent whose owner exists.
+func waitWebAppReady(t *testing.T, ctx context.Context, ns, name string, want int64, depUID types.UID) {
 	t.Helper()
 	apps := cluster.Dynamic.Resource(webAppGVK.GroupVersion().WithResource("webapps")).Namespace(ns)
 	eventually(t, 2*time.Minute, fmt.Sprintf("WebApp %s reports %d ready replicas", name, want), func() error {
+		dep, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && dep.UID != depUID {
+			t.Fatalf("Deployment %s was deleted and recreated (uid %s, now %s) while its owner WebApp exists", name, depUID, dep.UID)
+		}
 		app, err := apps.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
