@@ -9,10 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -56,6 +58,10 @@ type Env struct {
 	// actAs, when set, is how the demo acts as another user instead of
 	// impersonating from Config (the tests' fake API).
 	actAs func(user string) (kubernetes.Interface, error)
+	// extensions, when set, gives the custom-resource demo its CRD and
+	// dynamic clients instead of making them from Config (the tests' fake
+	// API).
+	extensions func() (apiextensionsclient.Interface, dynamic.Interface, error)
 
 	mu      sync.Mutex // guards created
 	created []createdObject

@@ -87,6 +87,7 @@ func TestNewDemosNameTheirMechanisms(t *testing.T) {
 		{"crash-loop", []string{"exit 1", "restartCount", "CrashLoopBackOff", "Back-off restarting failed container"}},
 		{"cron-job", []string{"*/1 * * * *", "timeZone", "successfulJobsHistoryLimit", "cronjob.kubernetes.io/instantiate: manual", "SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"}},
 		{"autoscale", []string{"metrics.glassplane.io/simulated-usage", "--simulated-usage", "metrics.k8s.io", "ScalingLimited", "New size: 4; reason: cpu resource utilization (percentage of request) above target", "All metrics below target"}},
+		{"custom-resource", []string{"NamesAccepted", "Established", "x-kubernetes-validations", "422 Invalid", "customresourcecleanup.apiextensions.k8s.io"}},
 		{"service-dns", []string{"kubectl expose", "kubernetes.io/service-name=hello", "svc.cluster.local", "10.96.0.10", "EndpointsProgrammed", "terminating"}},
 	}
 	for _, tt := range tests {
@@ -349,7 +350,7 @@ func TestResultsSpeakTheRunsLanguage(t *testing.T) {
 		for _, lang := range []string{"en", "ko"} {
 			t.Run(d.Name+"/"+lang, func(t *testing.T) {
 				c := newFakeCluster()
-				env := &Env{Client: c, Timeout: 15 * time.Second, actAs: c.actAs}
+				env := &Env{Client: c, Timeout: 15 * time.Second, actAs: c.actAs, extensions: c.extensions}
 				d, _ := Find(d.Name)
 				var lines []Line
 				err := Run(context.Background(), d, env, lang, func(l Line) {

@@ -33,7 +33,7 @@ const DemoUser = "student"
 
 // All lists the demos in the order a class meets them.
 func All() []Demo {
-	return []Demo{podLifecycle(), deploymentRollout(), statefulSet(), cronJob(), autoscale(), unschedulable(), toleration(), preemption(), crashLoop(), nodeFailure(), rbacDenied(), serviceDNS()}
+	return []Demo{podLifecycle(), deploymentRollout(), statefulSet(), cronJob(), autoscale(), unschedulable(), toleration(), preemption(), crashLoop(), nodeFailure(), rbacDenied(), serviceDNS(), customResource()}
 }
 
 func meta(env *Env, name, demo string) metav1.ObjectMeta {
