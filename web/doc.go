@@ -1,7 +1,9 @@
 // Package web is Glassplane's dashboard: the Echo handlers for the cluster
 // map (home, with the classroom tempo panel), the apply form (a server-side
-// dry run showing what admission and defaulting add, then apply; field
-// errors pointed at their manifest line), an object's timeline (with its
+// dry run showing what admission and defaulting add, then apply, or a
+// server-side apply by a named field manager whose conflicts show the
+// API's 409; field errors pointed at their manifest line), an object's
+// timeline (with its
 // owners and its dependents' steps), a pod's scheduling explanation (its
 // decision record: every attempt, and a nodes × plugins matrix of filter
 // results and scores), a Service's own part of its page (service.go: the
@@ -12,8 +14,11 @@
 // CronJob's and HorizontalPodAutoscaler's own parts (parts.go: claim →
 // volume → node directory and the pods using it; schedule, next runs and
 // past Jobs; metrics against targets with a chart over the HPA's
-// revisions, conditions and each rescale with its reason), the request
-// pipeline, the Events and
+// revisions, conditions and each rescale with its reason), the CRD pages
+// and the list of any resource as the API prints it (crd.go), the request
+// pipeline (with each admission webhook call and policy from the audit
+// annotation admission.glassplane.io/dynamic, admissioncalls.go), the
+// Events and
 // Nodes lists, the etcd explorer (key history through revisions, diffs, the
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
@@ -24,9 +29,11 @@
 // reads at past revisions) and the audit
 // ring, as any watcher of the API does; the Service part is read through
 // the API with a client acting as the page's user (Dashboard.clientFor),
-// as are the claim, CronJob and HPA parts,
-// so RBAC decides each of its reads and a refused one shows the API's
-// message. What it shows a logged-in user is
+// as are the claim, CronJob and HPA parts, the CRD pages and the resource
+// lists, so RBAC decides each of its reads and a refused one shows the
+// API's message. Which resource a kind is and where its objects are stored
+// (custom resources at /registry/<group>/<plural>/) come from discovery and
+// the CRDs, watched through the API as the dashboard (kinds.go). What it shows a logged-in user is
 // filtered by what RBAC allows that user, asked by SubjectAccessReview and
 // kept for a few seconds (access.go): an object page needs get on the
 // object, lists and the websocket's watch and event messages list on their

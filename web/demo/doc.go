@@ -22,7 +22,10 @@
 // DNS), which only containerd nodes have: it pins its pods there and reads
 // its client pod's log (kubectl logs) for the DNS answer and the pod that
 // replied; with no containerd node Ready it plays the Service and
-// EndpointSlice part and says so. The cron-job demo waits for the next
+// EndpointSlice part and says so. The custom-resource demo creates a
+// cluster-scoped CRD (widgets.demo.glassplane.io) with CRD and dynamic
+// clients made from the Env's Config, so one run plays it at a time (a
+// second stops at the name clash) and its last step deletes the CRD. The cron-job demo waits for the next
 // whole minute of its */1 schedule (up to a minute). The autoscale demo
 // puts its load in the pods' metrics.glassplane.io/simulated-usage
 // annotation when a simulated node is Ready (pinned there), else burns
