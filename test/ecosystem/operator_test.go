@@ -170,9 +170,9 @@ func startManager(t *testing.T, ctx context.Context, name, leaseNS, leaseName st
 		LeaderElectionNamespace:       leaseNS,
 		LeaderElectionID:              leaseName,
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 ptr.To(6 * time.Second),
-		RenewDeadline:                 ptr.To(4 * time.Second),
-		RetryPeriod:                   ptr.To(500 * time.Millisecond),
+		LeaseDuration:                 ptr.To(15 * time.Second),
+		RenewDeadline:                 ptr.To(10 * time.Second),
+		RetryPeriod:                   ptr.To(time.Second),
 	})
 	if err != nil {
 		t.Fatalf("failed to create manager %s: %v", name, err)
@@ -340,8 +340,8 @@ func leaseHolder(t *testing.T, ctx context.Context, ns, name string) string {
 	if err != nil {
 		t.Fatalf("failed to get the leader election Lease %s/%s: %v", ns, name, err)
 	}
-	if lease.Spec.RenewTime == nil || ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) != 6 {
-		t.Fatalf("Lease %s/%s spec is %+v, want a renew time and the manager's 6 s duration", ns, name, lease.Spec)
+	if lease.Spec.RenewTime == nil || ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) != 15 {
+		t.Fatalf("Lease %s/%s spec is %+v, want a renew time and the manager's 15 s duration", ns, name, lease.Spec)
 	}
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
 }
