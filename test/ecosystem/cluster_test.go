@@ -49,10 +49,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	cluster.stop()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "--- glassplane log tail ---\n%s\n", cluster.log.tail(80))
+		fmt.Fprintf(os.Stderr, "--- glassplane log tail ---\n%s\n", cluster.log.tail(60))
 	}
+	cluster.stop()
 	return code
 }
 
