@@ -276,7 +276,10 @@ func validatePersistentVolumeClaimSpec(spec *corev1.PersistentVolumeClaimSpec, f
 
 // validatePersistentVolumeClaimUpdate is ValidatePersistentVolumeClaimUpdate:
 // the spec is immutable except spec.volumeName once, a first
-// storageClassName, and resources.requests, which may not shrink.
+// storageClassName, and, for a bound claim, resources.requests.storage
+// (which may not go below status.capacity: upstream's
+// RecoverVolumeExpansionFailure, GA) and volumeAttributesClassName.
+// Growing the request is PersistentVolumeClaimResize's to allow.
 func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	errs := validatePersistentVolumeClaim(pvc, old)
 	next, prev := pvc.Spec.DeepCopy(), old.Spec.DeepCopy()
@@ -286,7 +289,12 @@ func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 	if next.StorageClassName != nil && prev.StorageClassName == nil {
 		prev.StorageClassName = next.StorageClassName
 	}
-	prev.Resources.Requests = next.Resources.Requests
+	if pvc.Status.Phase == corev1.ClaimBound {
+		if next.Resources.Requests != nil {
+			next.Resources.Requests[corev1.ResourceStorage] = old.Spec.Resources.Requests[corev1.ResourceStorage]
+		}
+		next.VolumeAttributesClassName = prev.VolumeAttributesClassName
+	}
 	if !equality.Semantic.DeepEqual(next, prev) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec"), "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"))
 	}

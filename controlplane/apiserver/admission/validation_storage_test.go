@@ -7,9 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 )
 
 func claim(name, size string, modes ...corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
@@ -59,18 +61,42 @@ func TestValidatePersistentVolumeClaimUpdate(t *testing.T) {
 	old := claim("data", "1Gi", corev1.ReadWriteOnce)
 	Default(old)
 	old.ResourceVersion = "5"
-
-	grown := old.DeepCopy()
-	grown.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
-	assertStrings(t, errorStrings(Validate(grown, old)), nil)
-
+	boundOld := old.DeepCopy()
+	boundOld.Spec.VolumeName = "pv-1"
+	boundOld.Status.Phase = corev1.ClaimBound
+	boundOld.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	sized := func(base *corev1.PersistentVolumeClaim, size string) *corev1.PersistentVolumeClaim {
+		c := base.DeepCopy()
+		c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(size)
+		return c
+	}
 	bound := old.DeepCopy()
 	bound.Spec.VolumeName = "pv-1"
-	assertStrings(t, errorStrings(Validate(bound, old)), nil)
-
 	changed := old.DeepCopy()
 	changed.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
-	assertStrings(t, errorStrings(Validate(changed, old)), []string{"spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"})
+	grownOnce := sized(boundOld, "3Gi")
+	grownOnce.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	immutable := "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+	cases := []struct {
+		name     string
+		pvc, old *corev1.PersistentVolumeClaim
+		want     []string
+	}{
+		{"bound claim grows", sized(boundOld, "2Gi"), boundOld, nil},
+		{"unbound claim grows", sized(old, "2Gi"), old, []string{immutable}},
+		{"volumeName set once", bound, old, nil},
+		{"access modes change", changed, old, []string{immutable}},
+		{"bound claim shrinks to its capacity", sized(boundOld, "1Gi"), sized(boundOld, "3Gi"),
+			[]string{"spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"}},
+		{"bound claim shrinks below its capacity", sized(boundOld, "512Mi"), boundOld,
+			[]string{"spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"}},
+		{"failed expansion shrinks back above capacity", sized(grownOnce, "2Gi"), grownOnce, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assertStrings(t, errorStrings(Validate(tc.pvc, tc.old)), tc.want)
+		})
+	}
 }
 
 func TestValidatePersistentVolume(t *testing.T) {
@@ -182,6 +208,59 @@ func TestDefaultStorageClass(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("storageClassName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// storageClasses is a StorageClassLister of fixed classes.
+type storageClasses []*storagev1.StorageClass
+
+func (s storageClasses) ListStorageClasses(context.Context) ([]*storagev1.StorageClass, error) {
+	return s, nil
+}
+
+func TestPersistentVolumeClaimResize(t *testing.T) {
+	classes := storageClasses{
+		{ObjectMeta: metav1.ObjectMeta{Name: "fixed"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "expandable"}, AllowVolumeExpansion: ptr.To(true)},
+	}
+	claimOf := func(class, size string, phase corev1.PersistentVolumeClaimPhase) *corev1.PersistentVolumeClaim {
+		c := claim("data", size, corev1.ReadWriteOnce)
+		if class != "" {
+			c.Spec.StorageClassName = ptr.To(class)
+		}
+		c.Status.Phase = phase
+		return c
+	}
+	notDynamic := `persistentvolumeclaims "data" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`
+	cases := []struct {
+		name     string
+		pvc, old *corev1.PersistentVolumeClaim
+		want     string
+	}{
+		{"expandable class grows", claimOf("expandable", "2Gi", corev1.ClaimBound), claimOf("expandable", "1Gi", corev1.ClaimBound), ""},
+		{"fixed class", claimOf("fixed", "2Gi", corev1.ClaimBound), claimOf("fixed", "1Gi", corev1.ClaimBound), notDynamic},
+		{"no class", claimOf("", "2Gi", corev1.ClaimBound), claimOf("", "1Gi", corev1.ClaimBound), notDynamic},
+		{"unknown class", claimOf("gone", "2Gi", corev1.ClaimBound), claimOf("gone", "1Gi", corev1.ClaimBound), notDynamic},
+		{"class changed", claimOf("expandable", "2Gi", corev1.ClaimBound), claimOf("fixed", "1Gi", corev1.ClaimBound), notDynamic},
+		{"not bound", claimOf("expandable", "2Gi", corev1.ClaimPending), claimOf("expandable", "1Gi", corev1.ClaimPending),
+			`persistentvolumeclaims "data" is forbidden: Only bound persistent volume claims can be expanded`},
+		{"same size", claimOf("fixed", "1Gi", corev1.ClaimBound), claimOf("fixed", "1Gi", corev1.ClaimBound), ""},
+		{"shrinks", claimOf("fixed", "1Gi", corev1.ClaimBound), claimOf("fixed", "2Gi", corev1.ClaimBound), ""},
+	}
+	p := NewPersistentVolumeClaimResize(classes)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := p.Validate(context.Background(), &Attributes{
+				Operation: Update, Resource: corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"),
+				Namespace: "default", Name: "data", Object: tc.pvc, OldObject: tc.old,
+			})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (!apierrors.IsForbidden(err) || err.Error() != tc.want):
+				t.Errorf("got %v, want 403 %q", err, tc.want)
 			}
 		})
 	}
