@@ -2,6 +2,7 @@ package ecosystem
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -46,6 +50,13 @@ func run(m *testing.M) int {
 	cluster, err = startCluster(binary, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Operators and charts come to a cluster that is running: the tests
+	// start once its controllers (the garbage collector last) are at work.
+	if err := cluster.waitGarbageCollector(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		cluster.stop()
 		return 1
 	}
 	code := m.Run()
@@ -147,6 +158,30 @@ func (c *Cluster) connect(apiURL string) error {
 	}
 	c.Config = cfg
 	return nil
+}
+
+// waitGarbageCollector waits until the garbage collector deletes a
+// ConfigMap whose only owner never existed.
+func (c *Cluster) waitGarbageCollector() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ecosystem-gc-probe", Namespace: "default",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "never-was", UID: "00000000-0000-0000-0000-00000000dead"}}}}
+	cms := c.Client.CoreV1().ConfigMaps("default")
+	if _, err := cms.Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("failed to create ConfigMap default/%s: %w", orphan.Name, err)
+	}
+	for {
+		_, err := cms.Get(ctx, orphan.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the garbage collector did not delete ConfigMap default/%s, owned by a ConfigMap that never was: %w", orphan.Name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // stop ends the cluster with SIGTERM (SIGKILL to its group after 30 s).
