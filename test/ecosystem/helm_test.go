@@ -208,6 +208,12 @@ func TestHelmChartWithCRD(t *testing.T) {
 		if got := ptr.Deref(dep.Spec.Replicas, 0); got != 2 || dep.Status.ReadyReplicas != 2 {
 			t.Fatalf("Deployment shop has %d replicas, %d ready; want 2 and 2 (helm waited)", got, dep.Status.ReadyReplicas)
 		}
+		// The upgrade follows the release's apply method: server-side apply.
+		for _, f := range dep.ManagedFields {
+			if f.Manager == "helm" && f.Operation != metav1.ManagedFieldsOperationApply {
+				t.Fatalf("helm upgrade wrote Deployment shop by %s, want only server-side apply: %+v", f.Operation, dep.ManagedFields)
+			}
+		}
 		assertGadgetSize(t, ctx, ns, "shop", 5)
 
 		var list []struct{ Name, Revision, Status, Chart string }
