@@ -33,7 +33,7 @@ func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.De
 }
 
 // webhook answers AdmissionReviews: /mutate adds a label, /deny refuses
-// objects named denied-*.
+// objects named denied-*, /down fails with a 500.
 func webhook(t *testing.T) (*httptest.Server, []byte) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var review admissionv1.AdmissionReview
@@ -46,6 +46,9 @@ func webhook(t *testing.T) (*httptest.Server, []byte) {
 		case "/mutate":
 			pt := admissionv1.PatchTypeJSONPatch
 			resp.Patch, resp.PatchType = []byte(`[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]`), &pt
+		case "/down":
+			http.Error(w, "down for maintenance", http.StatusInternalServerError)
+			return
 		case "/deny":
 			if strings.HasPrefix(review.Request.Name, "denied-") {
 				resp.Allowed = false
@@ -62,7 +65,7 @@ func webhook(t *testing.T) (*httptest.Server, []byte) {
 func TestPluginsCallWebhooks(t *testing.T) {
 	srv, ca := webhook(t)
 	none := admissionregistrationv1.SideEffectClassNone
-	fail := admissionregistrationv1.Fail
+	fail, ignore := admissionregistrationv1.Fail, admissionregistrationv1.Ignore
 	rules := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
@@ -75,6 +78,10 @@ func TestPluginsCallWebhooks(t *testing.T) {
 			Webhooks: []admissionregistrationv1.MutatingWebhook{{
 				Name: "mutate.test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/mutate"), CABundle: ca},
 				Rules: rules, SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
+				NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+			}, {
+				Name: "down.test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/down"), CABundle: ca},
+				Rules: rules, SideEffects: &none, FailurePolicy: &ignore, AdmissionReviewVersions: []string{"v1"},
 				NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
 			}},
 		},
@@ -131,20 +138,23 @@ func TestPluginsCallWebhooks(t *testing.T) {
 
 	// Each call is a stage of admission on the pipeline page.
 	got := stagesOf(t, a)
-	if len(got) != 2 {
-		t.Fatalf("stages = %+v, want the mutating and the validating call", got)
+	if len(got) != 3 {
+		t.Fatalf("stages = %+v, want the two mutating calls and the validating one", got)
 	}
 	if m := got[0]; m.Kind != KindMutatingWebhook || m.Configuration != "m" || m.Name != "mutate.test" || m.Result != ResultPatched ||
 		string(m.Patch) != `[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]` {
 		t.Errorf("mutating stage = %+v (patch %s), want m/mutate.test patched with its patch", m, m.Patch)
 	}
-	if v := got[1]; v.Kind != KindValidatingWebhook || v.Configuration != "v" || v.Name != "deny.test" || v.Result != ResultAllowed || v.Patch != nil {
+	if d := got[1]; d.Kind != KindMutatingWebhook || d.Name != "down.test" || d.Result != ResultErrorIgnored || !strings.Contains(d.Message, "500") {
+		t.Errorf("stage of the webhook that is down = %+v, want its error ignored", d)
+	}
+	if v := got[2]; v.Kind != KindValidatingWebhook || v.Configuration != "v" || v.Name != "deny.test" || v.Result != ResultAllowed || v.Patch != nil {
 		t.Errorf("validating stage = %+v, want v/deny.test allowed", v)
 	}
 	denied := attrs("denied-one")
 	_, err = chain.Run(ctx, denied)
 	got = stagesOf(t, denied)
-	if len(got) != 2 || got[1].Result != ResultDenied || got[1].Message != "no denied-* here" || got[1].Name != "deny.test" {
+	if len(got) != 3 || got[2].Result != ResultDenied || got[2].Message != "no denied-* here" || got[2].Name != "deny.test" {
 		t.Errorf("stages of the denied request = %+v, want deny.test denied with its message", got)
 	}
 	want := `admission webhook "deny.test" denied the request: no denied-* here`

@@ -109,7 +109,8 @@ func (t callsTracer) Start(ctx context.Context, name string, opts ...trace.SpanS
 	default:
 		return trace.ContextWithSpan(ctx, parentSpan{calls: t.calls}), parentSpan{calls: t.calls}
 	}
-	s := &callSpan{calls: t.calls, start: time.Now(), stage: Stage{Kind: kind, Result: ResultAllowed}}
+	// Until its transport sees the call, the webhook was not reached.
+	s := &callSpan{calls: t.calls, start: time.Now(), stage: Stage{Kind: kind, Result: ResultError, Message: "the webhook was not called"}}
 	cfg := trace.NewSpanStartConfig(opts...)
 	for _, kv := range cfg.Attributes() {
 		switch kv.Key {
@@ -197,8 +198,9 @@ func reviewOutcome(body []byte, err error) (result, message string, patch json.R
 
 // finish returns the recorded calls. A call that failed and that the
 // plugin reported failing open (its failed-open.* annotation naming the
-// webhook) was ignored; a refusal no call explains (the webhook could not
-// be called: a dry run it does not support) becomes an error stage.
+// webhook) was ignored; a refusal no call explains (a patch that does not
+// apply, a dry run the webhook does not support) makes the webhook it
+// names an error stage.
 func (l *webhookCalls) finish(kind string, annotations map[string]string, err error) []Stage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -222,9 +224,18 @@ func (l *webhookCalls) finish(kind string, annotations map[string]string, err er
 		stages = append(stages, st)
 	}
 	if err != nil && !explained {
+		// The plugin refused after an answer it could not use (a patch
+		// that does not apply) or before calling: the webhook its error
+		// names failed.
 		name := ""
 		if m := webhookInError.FindStringSubmatch(err.Error()); m != nil {
 			name = m[1]
+		}
+		for i := len(stages) - 1; i >= 0; i-- {
+			if stages[i].Name == name {
+				stages[i].Result, stages[i].Message, stages[i].Patch = ResultError, err.Error(), nil
+				return stages
+			}
 		}
 		stages = append(stages, Stage{Kind: kind, Name: name, Result: ResultError, Message: err.Error()})
 	}
