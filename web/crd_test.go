@@ -3,11 +3,13 @@ package web
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -234,6 +236,23 @@ func TestCustomResourcePages(t *testing.T) {
 		link := byTestID(doc, "etcd-object-link")
 		if len(link) != 1 || attr(link[0], "href") != "/objects/widgets.example.com/default/w1" {
 			t.Errorf("etcd object link %d", len(link))
+		}
+	})
+
+	t.Run("the object page's Delete deletes the widget through the API", func(t *testing.T) {
+		b := newBrowser(t, e.srv.URL)
+		e.login(t, b)
+		_, page := b.do(http.MethodGet, "/objects/widgets.example.com/default/w1", nil)
+		m := csrfRE.FindStringSubmatch(page)
+		if m == nil {
+			t.Fatal("no CSRF token on the object page")
+		}
+		resp, _ := b.do(http.MethodPost, "/objects/widgets/default/w1/delete", url.Values{"_csrf": {m[1]}}, "Origin", e.srv.URL, "Sec-Fetch-Site", "same-origin")
+		if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Header.Get("Location"), "error=") {
+			t.Fatalf("delete answered %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if _, err := widgets.Get(e.ctx, "w1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("after Delete: %v", err)
 		}
 	})
 

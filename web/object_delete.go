@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/labstack/echo/v5"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,7 +41,13 @@ func (d *Dashboard) objectDelete(c *echo.Context) error {
 	if err != nil {
 		return fail(err.Error())
 	}
-	mapping, err := d.applier.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: head.Kind}, gv.Version)
+	gk := schema.GroupKind{Group: gv.Group, Kind: head.Kind}
+	mapping, err := d.applier.mapper.RESTMapping(gk, gv.Version)
+	if meta.IsNoMatchError(err) {
+		// A custom resource defined since discovery was last read.
+		d.applier.mapper.Reset()
+		mapping, err = d.applier.mapper.RESTMapping(gk, gv.Version)
+	}
 	if err != nil {
 		return fail(err.Error())
 	}
