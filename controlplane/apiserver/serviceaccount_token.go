@@ -58,7 +58,8 @@ func (s *Server) setUpAuthentication() error {
 
 // defaultAdmission is the admission chain unless Config.Admission overrides
 // it: kube-apiserver's default plugins in its order (LimitRanger after
-// NamespaceLifecycle, ResourceQuota last), with ServiceAccount when
+// NamespaceLifecycle, RuntimeClass before DefaultIngressClass, ResourceQuota
+// last), with ServiceAccount when
 // Config.ServiceAccountAdmission is set.
 func (s *Server) defaultAdmission() *admission.Chain {
 	if !s.cfg.ServiceAccountAdmission {
@@ -68,6 +69,7 @@ func (s *Server) defaultAdmission() *admission.Chain {
 			admission.NewNamespaceLifecycle(namespaceLister{s}),
 			admission.NewLimitRanger(policyLookups{s}),
 			admission.NewDefaultStorageClass(namespaceLister{s}),
+			admission.NewRuntimeClass(policyLookups{s}),
 			admission.NewDefaultIngressClass(policyLookups{s}),
 			s.dynamic.MutatingPolicy(),
 			s.dynamic.Mutating(),
@@ -85,6 +87,7 @@ func (s *Server) defaultAdmission() *admission.Chain {
 		admission.NewNamespaceLifecycle(namespaceLister{s}),
 		admission.NewLimitRanger(policyLookups{s}),
 		admission.NewDefaultStorageClass(namespaceLister{s}),
+		admission.NewRuntimeClass(policyLookups{s}),
 		admission.NewDefaultIngressClass(policyLookups{s}),
 		s.dynamic.MutatingPolicy(),
 		s.dynamic.Mutating(),

@@ -21,6 +21,13 @@ import (
 // BeforeCreate do to a new object: server-owned metadata (uid,
 // creationTimestamp, generation) and the initial status.
 func prepareForCreate(res *resource, obj runtime.Object) {
+	prepareForCreateIn(context.Background(), res, obj)
+}
+
+// prepareForCreateIn is prepareForCreate for a request's create: ctx
+// carries the requesting user, which a resource's PrepareCreate may record
+// (a CertificateSigningRequest's spec.username).
+func prepareForCreateIn(ctx context.Context, res *resource, obj runtime.Object) {
 	m, _ := meta.Accessor(obj)
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.Now())
@@ -32,7 +39,7 @@ func prepareForCreate(res *resource, obj runtime.Object) {
 		m.SetGeneration(1)
 	}
 	if res.PrepareCreate != nil {
-		res.PrepareCreate(context.Background(), obj)
+		res.PrepareCreate(ctx, obj)
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:

@@ -123,7 +123,7 @@ func (q *request) create() error {
 		return err
 	}
 	m, _ = meta.Accessor(obj)
-	prepareForCreate(q.res, obj)
+	prepareForCreateIn(q.ctx, q.res, obj)
 	if err := q.admit(admission.Create, obj, nil, dryRun); err != nil {
 		return err
 	}

@@ -37,6 +37,10 @@ pkgs=(
 	k8s.io/api/discovery/v1
 	k8s.io/api/networking/v1
 	k8s.io/api/policy/v1
+	k8s.io/api/node/v1
+	k8s.io/api/flowcontrol/v1
+	k8s.io/api/certificates/v1
+	k8s.io/api/resource/v1
 	k8s.io/apimachinery/pkg/apis/meta/v1
 	k8s.io/apimachinery/pkg/runtime
 	k8s.io/apimachinery/pkg/api/resource
