@@ -505,7 +505,7 @@ func TestNewServiceRejectsBadResources(t *testing.T) {
 		{"unknown verb", []Resource{{Version: "v1", Kind: "Pod", Resource: "pods", Verbs: []string{"frobnicate"}}}, `unknown verb "frobnicate"`},
 		{"duplicate", []Resource{pods, pods}, "listed twice"},
 		{"unknown subresource verb", []Resource{{Version: "v1", Kind: "Pod", Resource: "pods", Subresources: []Subresource{{Name: "status", Verbs: []string{"list"}}}}}, `unknown verb "list"`},
-		{"kind without schema", []Resource{{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Resource: "apiservices", Verbs: []string{"get"}}}, "cannot find model definition"},
+		{"kind without schema", []Resource{{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Kind: "StorageVersion", Resource: "storageversions", Verbs: []string{"get"}}}, "cannot find model definition"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
