@@ -71,11 +71,8 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, ref objectR
 		return nil
 	}
 	if err != nil {
-		if _, mapErr := gc.resource(ref.APIVersion, ref.Kind); mapErr != nil && st.virtual {
-			// An owner of a kind nobody serves cannot exist.
-			gc.absent(ref)
-			return nil
-		}
+		// An unknown kind (a CRD newer than discovery's last reading) is
+		// retried after the next resync, never taken for gone.
 		return err
 	}
 	if st.virtual {
@@ -99,10 +96,6 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, ref objectR
 		case apierrors.IsNotFound(err):
 			dangling = append(dangling, o)
 		case err != nil:
-			if _, mapErr := gc.resource(o.APIVersion, o.Kind); mapErr != nil {
-				dangling = append(dangling, o)
-				continue
-			}
 			return fmt.Errorf("failed to look up owner %s %q of %s: %w", o.Kind, o.Name, ref, err)
 		case owner.GetDeletionTimestamp() != nil && hasFinalizer(owner, metav1.FinalizerDeleteDependents):
 			waiting = append(waiting, o)

@@ -38,11 +38,16 @@ type GarbageCollector struct {
 	discovery discovery.DiscoveryInterface
 	meta      metadata.Interface
 	dynamic   dynamic.Interface
-	factory   metadatainformer.SharedInformerFactory
 
-	// kinds maps a group kind to its resource; written once in Run
-	// before the informers start.
+	kindsMu sync.RWMutex // guards kinds
+	// kinds maps a group kind to its resource, as discovery last said.
 	kinds map[schema.GroupKind]resourceInfo
+	// monitors are the running metadata informers by resource; only the
+	// resync loop (Run's goroutine) touches them.
+	monitors map[schema.GroupVersionResource]*monitor
+	// resyncNow asks for a discovery resync before the next tick (an owner
+	// of a kind discovery did not list yet, such as a new CRD's).
+	resyncNow chan struct{}
 
 	mu sync.Mutex // guards nodes and every node's fields
 	// nodes is the ownership graph by uid.
@@ -50,8 +55,17 @@ type GarbageCollector struct {
 
 	attemptToDelete workqueue.TypedRateLimitingInterface[objectRef]
 	attemptToOrphan workqueue.TypedRateLimitingInterface[objectRef]
-	synced          []toolscache.InformerSynced
 }
+
+// monitor is one resource's metadata informer.
+type monitor struct {
+	informer toolscache.SharedIndexInformer
+	stop     chan struct{}
+}
+
+// ResyncPeriod is how often discovery is read again for resources to
+// start or stop watching (kube-controller-manager's default 30 s).
+var ResyncPeriod = 30 * time.Second
 
 // New builds a garbage collector. Nothing runs until Run.
 func New(log *slog.Logger, disc discovery.DiscoveryInterface, meta metadata.Interface, dyn dynamic.Interface) *GarbageCollector {
@@ -60,8 +74,9 @@ func New(log *slog.Logger, disc discovery.DiscoveryInterface, meta metadata.Inte
 		discovery: disc,
 		meta:      meta,
 		dynamic:   dyn,
-		factory:   metadatainformer.NewSharedInformerFactory(meta, 0),
 		kinds:     map[schema.GroupKind]resourceInfo{},
+		monitors:  map[schema.GroupVersionResource]*monitor{},
+		resyncNow: make(chan struct{}, 1),
 		nodes:     map[types.UID]*node{},
 		attemptToDelete: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objectRef](),
 			workqueue.TypedRateLimitingQueueConfig[objectRef]{Name: "garbage_collector_attempt_to_delete"}),
@@ -72,29 +87,19 @@ func New(log *slog.Logger, disc discovery.DiscoveryInterface, meta metadata.Inte
 
 // Run discovers the served resources, watches each one's metadata, and
 // processes the two queues with workers goroutines each until ctx ends.
+// Discovery is read again every ResyncPeriod (and soon after an owner of
+// an unknown kind shows up): resources that appeared, a new CRD's, are
+// watched from then on, and those that went are no longer.
 func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 	defer gc.attemptToDelete.ShutDown()
 	defer gc.attemptToOrphan.ShutDown()
 	monitored, err := gc.discover(ctx)
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	for gk, info := range monitored {
-		inf := gc.factory.ForResource(info.gvr).Informer()
-		apiVersion := info.gvr.GroupVersion().String()
-		kind := gk.Kind
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { gc.observe(apiVersion, kind, obj) },
-			UpdateFunc: func(_, obj any) { gc.observe(apiVersion, kind, obj) },
-			DeleteFunc: func(obj any) { gc.forget(obj) },
-		}); err != nil {
-			return fmt.Errorf("failed to watch %s: %w", info.gvr.Resource, err)
-		}
-		gc.synced = append(gc.synced, inf.HasSynced)
-	}
-	gc.factory.Start(ctx.Done())
-	defer gc.factory.Shutdown()
-	if !toolscache.WaitForNamedCacheSync("garbage collector", ctx.Done(), gc.synced...) {
+	synced := gc.syncMonitors(monitored)
+	defer gc.stopMonitors()
+	if !toolscache.WaitForNamedCacheSync("garbage collector", ctx.Done(), synced...) {
 		return nil
 	}
 	gc.log.Info("controller started", "resources", len(monitored), "workers", workers)
@@ -112,11 +117,89 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 			}
 		}()
 	}
-	<-ctx.Done()
+	gc.resyncLoop(ctx)
 	gc.attemptToDelete.ShutDown()
 	gc.attemptToOrphan.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// resyncLoop reads discovery again every ResyncPeriod, or at most every
+// two seconds when asked (resyncNow), until ctx ends.
+func (gc *GarbageCollector) resyncLoop(ctx context.Context) {
+	tick := time.NewTicker(ResyncPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-gc.resyncNow:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		monitored, err := gc.discover(ctx)
+		if err != nil || ctx.Err() != nil {
+			continue
+		}
+		if started := gc.syncMonitors(monitored); len(started) > 0 {
+			gc.log.Info("garbage collector watches new resources", "resources", len(started))
+		}
+	}
+}
+
+// syncMonitors starts an informer for each monitored resource not watched
+// yet and stops those no longer served; it returns the new ones' HasSynced.
+func (gc *GarbageCollector) syncMonitors(monitored map[schema.GroupKind]resourceInfo) []toolscache.InformerSynced {
+	want := map[schema.GroupVersionResource]string{}
+	for gk, info := range monitored {
+		want[info.gvr] = gk.Kind
+	}
+	for gvr, m := range gc.monitors {
+		if _, ok := want[gvr]; !ok {
+			close(m.stop)
+			delete(gc.monitors, gvr)
+		}
+	}
+	var synced []toolscache.InformerSynced
+	for gvr, kind := range want {
+		if _, ok := gc.monitors[gvr]; ok {
+			continue
+		}
+		inf := metadatainformer.NewFilteredMetadataInformer(gc.meta, gvr, metav1.NamespaceAll, 0, toolscache.Indexers{}, nil).Informer()
+		apiVersion := gvr.GroupVersion().String()
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { gc.observe(apiVersion, kind, obj) },
+			UpdateFunc: func(_, obj any) { gc.observe(apiVersion, kind, obj) },
+			DeleteFunc: func(obj any) { gc.forget(obj) },
+		}); err != nil {
+			gc.log.Warn("failed to watch a resource", "resource", gvr.String(), "err", err)
+			continue
+		}
+		m := &monitor{informer: inf, stop: make(chan struct{})}
+		gc.monitors[gvr] = m
+		go inf.Run(m.stop)
+		synced = append(synced, inf.HasSynced)
+	}
+	return synced
+}
+
+func (gc *GarbageCollector) stopMonitors() {
+	for gvr, m := range gc.monitors {
+		close(m.stop)
+		delete(gc.monitors, gvr)
+	}
+}
+
+// askResync asks the resync loop to read discovery soon.
+func (gc *GarbageCollector) askResync() {
+	select {
+	case gc.resyncNow <- struct{}{}:
+	default:
+	}
 }
 
 // discover fills gc.kinds from discovery and returns the resources to
@@ -137,6 +220,7 @@ func (gc *GarbageCollector) discover(ctx context.Context) (map[schema.GroupKind]
 		}
 	}
 	monitored := map[schema.GroupKind]resourceInfo{}
+	kinds := map[schema.GroupKind]resourceInfo{}
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -148,7 +232,7 @@ func (gc *GarbageCollector) discover(ctx context.Context) (map[schema.GroupKind]
 			}
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
 			info := resourceInfo{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
-			gc.kinds[gk] = info
+			kinds[gk] = info
 			verbs := strings.Join(r.Verbs, ",") + ","
 			if ignoredResources[info.gvr.GroupResource()] || !strings.Contains(verbs, "list,") || !strings.Contains(verbs, "watch,") || !strings.Contains(verbs, "delete,") {
 				continue
@@ -156,6 +240,9 @@ func (gc *GarbageCollector) discover(ctx context.Context) (map[schema.GroupKind]
 			monitored[gk] = info
 		}
 	}
+	gc.kindsMu.Lock()
+	gc.kinds = kinds
+	gc.kindsMu.Unlock()
 	return monitored, nil
 }
 
@@ -302,9 +389,12 @@ func (gc *GarbageCollector) resource(apiVersion, kind string) (resourceInfo, err
 	if err != nil {
 		return resourceInfo{}, err
 	}
+	gc.kindsMu.RLock()
 	info, ok := gc.kinds[schema.GroupKind{Group: gv.Group, Kind: kind}]
+	gc.kindsMu.RUnlock()
 	if !ok {
-		return resourceInfo{}, fmt.Errorf("no resource serves %s %s", apiVersion, kind)
+		gc.askResync()
+		return resourceInfo{}, &unknownKindError{apiVersion: apiVersion, kind: kind}
 	}
 	return info, nil
 }
@@ -360,4 +450,14 @@ func (gc *GarbageCollector) patch(ctx context.Context, ref objectRef, data []byt
 		return nil
 	}
 	return err
+}
+
+// unknownKindError is a kind discovery did not list when last read: a
+// custom resource whose CRD is newer than that, or one nobody serves. As in
+// kube-controller-manager, an owner of such a kind is neither present nor
+// gone: the item is tried again after the next discovery resync.
+type unknownKindError struct{ apiVersion, kind string }
+
+func (e *unknownKindError) Error() string {
+	return fmt.Sprintf("no resource serves %s %s (yet: discovery is read again every %s)", e.apiVersion, e.kind, ResyncPeriod)
 }

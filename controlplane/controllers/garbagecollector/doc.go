@@ -6,5 +6,9 @@
 // blockOwnerDeletion), or removes the owner from its dependents behind the
 // orphan finalizer (orphan), as `kubectl delete --cascade=...` asks. It
 // reads through informers and discovery, and writes only deletes and
-// metadata patches through the API.
+// metadata patches through the API. Discovery is read again every 30 s (and
+// soon after an owner of a kind it did not list appears), so a CRD made
+// after start gets its resources watched; an owner of a kind not (yet)
+// discovered is neither present nor gone, and its dependent is retried,
+// never deleted for it, as in kube-controller-manager.
 package garbagecollector
