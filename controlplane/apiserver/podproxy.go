@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// pods/log, pods/exec and pods/portforward are answered by the pod's node agent, as
+// pods/log, pods/exec, pods/attach and pods/portforward are answered by the pod's node agent, as
 // kube-apiserver answers them through the kubelet: the API server finds
 // the node's address and port (status.daemonEndpoints.kubeletEndpoint) and
 // proxies the request to it with its own client certificate
@@ -28,6 +28,10 @@ func logSubresource() *subresource {
 
 func execSubresource() *subresource {
 	return &subresource{Name: "exec", Kind: corev1.SchemeGroupVersion.WithKind("PodExecOptions"), Verbs: []string{"create", "get"}, connect: (*request).proxyPodExec}
+}
+
+func attachSubresource() *subresource {
+	return &subresource{Name: "attach", Kind: corev1.SchemeGroupVersion.WithKind("PodAttachOptions"), Verbs: []string{"create", "get"}, connect: (*request).proxyPodAttach}
 }
 
 func portForwardSubresource() *subresource {
@@ -57,6 +61,14 @@ func (q *request) proxyPodExec() error {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/exec"}, q.info.Verb)
 	}
 	return q.proxyToNode("exec")
+}
+
+// proxyPodAttach serves GET and POST pods/<name>/attach.
+func (q *request) proxyPodAttach() error {
+	if q.info.Verb != "get" && q.info.Verb != "create" {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/attach"}, q.info.Verb)
+	}
+	return q.proxyToNode("attach")
 }
 
 // proxyToNode sends the request to /<path>/<namespace>/<pod>/<container>

@@ -56,7 +56,9 @@
 // (/proc/meminfo, statfs of the data directory, the kernel's task count
 // against pid_max) with kubelet's thresholds and reasons, nodeInfo and the
 // node's images. Its HTTPS server answers the API server's pods/log,
-// pods/exec (websocket) and pods/portforward (SPDY, dialled to the pod's
+// pods/exec and pods/attach (websocket; attach streams the container's
+// output from then on, as containers get no stdin or terminal) and
+// pods/portforward (SPDY, dialled to the pod's
 // localhost inside its network namespace), and /glassplane/proxy-rules:
 // the rules of the node's service proxy (Config.Proxy, controlplane/proxy,
 // which the agent runs once its Node is registered and stops with it),

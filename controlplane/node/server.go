@@ -80,6 +80,7 @@ func (a *Agent) serve(ctx context.Context) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.serveExec)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", a.serveAttach)
 	mux.HandleFunc("/portForward/{namespace}/{pod}", a.servePortForward)
 	mux.HandleFunc("GET /glassplane/proxy-rules", a.serveProxyRules)
 	mux.HandleFunc("GET /stats/summary", a.serveStatsSummary)

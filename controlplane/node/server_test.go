@@ -118,6 +118,32 @@ func TestContainerdNodeServesLogsAndExec(t *testing.T) {
 			t.Errorf("status = %d, want 403", resp.StatusCode)
 		}
 	})
+	t.Run("attach over websocket", func(t *testing.T) {
+		ticker := newPod("ticker", corev1.RestartPolicyAlways, runtime.DemoImage)
+		ticker.Spec.Containers[0].Command = []string{"sh", "-c", "i=0; trap 'exit 0' TERM; while true; do echo tick $i; echo tock $i >&2; i=$((i+1)); sleep 0.2; done"}
+		h.createPod(t, ticker)
+		eventually(t, "ticker Running", func() (bool, string) {
+			p := h.getPod(t, "ticker")
+			return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase)
+		})
+		attach, err := remotecommand.NewWebSocketExecutor(restCfg, "GET", base+"/attach/default/ticker/c0?stdout=true&stderr=true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		var out, errOut bytes.Buffer
+		_ = attach.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+		if !strings.Contains(out.String(), "tick ") || strings.Contains(out.String(), "tock") {
+			t.Errorf("attached stdout = %q, want the ticks only", out.String())
+		}
+		if !strings.Contains(errOut.String(), "tock ") || strings.Contains(errOut.String(), "tick") {
+			t.Errorf("attached stderr = %q, want the tocks only", errOut.String())
+		}
+		if strings.HasPrefix(out.String(), "tick 0\n") {
+			t.Errorf("attached stdout = %q starts with the first tick, want only what came after attaching", out.String())
+		}
+	})
 	t.Run("exec over websocket", func(t *testing.T) {
 		tests := []struct {
 			name       string

@@ -101,12 +101,16 @@ type LogOptions struct {
 	Timestamps bool
 	// LimitBytes, when > 0, stops after that many bytes.
 	LimitBytes int64
+	// Stream, when set, writes only that stream's lines ("stdout" or
+	// "stderr").
+	Stream string
 }
 
 // logEntry is one parsed line of a CRI log file.
 type logEntry struct {
 	ts      time.Time
 	rawTS   []byte
+	stream  string
 	partial bool
 	content []byte
 }
@@ -120,7 +124,7 @@ func parseLogLine(line []byte) (logEntry, bool) {
 	if err != nil {
 		return logEntry{}, false
 	}
-	return logEntry{ts: ts, rawTS: parts[0], partial: string(parts[2]) == "P", content: parts[3]}, true
+	return logEntry{ts: ts, rawTS: parts[0], stream: string(parts[1]), partial: string(parts[2]) == "P", content: parts[3]}, true
 }
 
 // ReadContainerLog writes the container log at path to w as kubectl logs
@@ -149,7 +153,7 @@ func ReadContainerLog(ctx context.Context, path string, opts LogOptions, w io.Wr
 		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
 			line := append(pending, chunk[:len(chunk)-1]...)
 			pending = pending[:0]
-			if e, ok := parseLogLine(line); ok && (opts.Since.IsZero() || !e.ts.Before(opts.Since)) {
+			if e, ok := parseLogLine(line); ok && (opts.Since.IsZero() || !e.ts.Before(opts.Since)) && (opts.Stream == "" || e.stream == opts.Stream) {
 				if err := writeEntry(out, e, opts.Timestamps); errors.Is(err, errLimitReached) {
 					return nil
 				} else if err != nil {
