@@ -27,8 +27,8 @@ func (d *Dashboard) workloadPart(ctx context.Context, r *http.Request, vm *compo
 }
 
 // renderWorkloadPart answers ?part=pvc, cronjob or hpa with that part
-// alone, for the page's live updates; a part the object does not have is
-// a 404 in Kubernetes' words.
+// alone, for the page's live updates; an object not stored, or a part it
+// does not have, is a 404 ("… not found" in Kubernetes' words).
 func renderWorkloadPart(c *echo.Context, vm components.Object, part string) error {
 	switch {
 	case part == "pvc" && vm.PVC != nil:
@@ -37,6 +37,9 @@ func renderWorkloadPart(c *echo.Context, vm components.Object, part string) erro
 		return render(c, http.StatusOK, components.CronJobView(*vm.CronJob))
 	case part == "hpa" && vm.HPA != nil:
 		return render(c, http.StatusOK, components.HPAView(*vm.HPA))
+	}
+	if !vm.Found {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s %q not found", vm.Resource, vm.Name))
 	}
 	return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s %q has no part %q", vm.Resource, vm.Name, part))
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +139,15 @@ func TestWorkloadPartsThroughTheAPI(t *testing.T) {
 		doc, _ := e.get(t, "/objects/horizontalpodautoscalers/default/nothing")
 		if one(doc, "not-found") == nil || one(doc, "hpa") != nil {
 			t.Errorf("an unknown HPA's page should say it is not stored, with no HPA part")
+		}
+		resp, err := http.Get(e.srv.URL + "/objects/horizontalpodautoscalers/default/nothing?part=hpa")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `horizontalpodautoscalers \"nothing\" not found`) {
+			t.Errorf("?part=hpa of an unknown HPA = %d: %s", resp.StatusCode, body)
 		}
 	})
 }
