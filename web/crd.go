@@ -384,14 +384,18 @@ func (d *Dashboard) resourceList(c *echo.Context) error {
 	resource, namespace := c.Param("resource"), c.QueryParam("namespace")
 	vm := components.ResourceList{Resource: resource, Namespace: namespace}
 	layout := d.layout(resource, components.PageCRDs, 0, d.auditSeq())
+	if errs := validation.IsDNS1123Label(namespace); namespace != "" && len(errs) > 0 {
+		vm.Error = fmt.Sprintf("namespace %q is invalid: %s", namespace, strings.Join(errs, "; "))
+		return render(c, http.StatusBadRequest, components.ResourceListPage(layout, vm))
+	}
+	if d.cfg.RESTConfig == nil {
+		vm.Error = errNoAPI.Error()
+		return render(c, http.StatusServiceUnavailable, components.ResourceListPage(layout, vm))
+	}
 	k, ok := kinds.byResource(resource)
 	if !ok {
 		vm.Error = fmt.Sprintf("the server doesn't have a resource type %q", resource)
 		return render(c, http.StatusNotFound, components.ResourceListPage(layout, vm))
-	}
-	if errs := validation.IsDNS1123Label(namespace); namespace != "" && len(errs) > 0 {
-		vm.Error = fmt.Sprintf("namespace %q is invalid: %s", namespace, strings.Join(errs, "; "))
-		return render(c, http.StatusBadRequest, components.ResourceListPage(layout, vm))
 	}
 	vm.Kind, vm.GroupVersion = k.Kind, schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
 	if k.Custom {
@@ -399,7 +403,7 @@ func (d *Dashboard) resourceList(c *echo.Context) error {
 	}
 	client, err := d.clientFor(c.Request())
 	if err != nil {
-		vm.Error = apiMessage(err)
+		vm.Error = err.Error()
 		return render(c, http.StatusServiceUnavailable, components.ResourceListPage(layout, vm))
 	}
 	path := "/apis/" + vm.GroupVersion

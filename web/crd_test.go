@@ -264,6 +264,7 @@ func TestCustomResourcePages(t *testing.T) {
 			{"/crds/nothings.example.com", `customresourcedefinitions.apiextensions.k8s.io "nothings.example.com" not found`, http.StatusNotFound},
 			{"/crds/Not_A_Name", `metadata.name: Invalid value: "Not_A_Name"`, http.StatusBadRequest},
 			{"/objects/nothings", `the server doesn't have a resource type "nothings"`, http.StatusNotFound},
+			{"/objects/" + url.PathEscape(hostileName), `the server doesn't have a resource type "` + hostileName + `"`, http.StatusNotFound},
 			{"/objects/widgets.example.com?namespace=Bad_NS", `namespace "Bad_NS" is invalid`, http.StatusBadRequest},
 		} {
 			code, doc, _ := e.getPage(t, tt.path)
@@ -289,4 +290,32 @@ func textByID(t *testing.T, n *html.Node, id string) string {
 		t.Fatalf("%d elements %s, want 1", len(els), id)
 	}
 	return strings.TrimSpace(text(els[0]))
+}
+
+// TestCRDPagesRefuseBadInputAsText asks the CRD and list pages for
+// hostile names on a dashboard without an API connection: each answers
+// a Kubernetes-worded message as text, never a 500 nor markup.
+func TestCRDPagesRefuseBadInputAsText(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/crds", http.StatusServiceUnavailable, errNoAPI.Error()},
+		{"/crds/" + url.PathEscape(hostileName), http.StatusBadRequest, "metadata.name: Invalid value"},
+		{"/crds/widgets.example.com", http.StatusServiceUnavailable, errNoAPI.Error()},
+		{"/objects/" + url.PathEscape(hostileName), http.StatusServiceUnavailable, errNoAPI.Error()},
+		{"/objects/pods?namespace=" + url.QueryEscape(hostileName), http.StatusBadRequest, "is invalid"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			code, doc, raw := e.getPage(t, tt.path)
+			if code != tt.code || !strings.Contains(text(doc), tt.want) {
+				t.Errorf("GET = %d, want %d with %q: %s", code, tt.code, tt.want, text(doc))
+			}
+			if strings.Contains(raw, "<img") {
+				t.Error("a hostile name became markup")
+			}
+		})
+	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/glassplane/glassplane/web/demo"
 )
@@ -51,6 +54,14 @@ func TestCustomResourceDemoAgainstAnAPIServer(t *testing.T) {
 			}
 			if _, err := e.client.Discovery().ServerResourcesForGroupVersion("demo.glassplane.io/v1"); err == nil {
 				t.Error("discovery still serves demo.glassplane.io/v1 after the demo")
+			}
+			// The dashboard's kinds follow the CRD's deletion.
+			err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, deadline, true, func(context.Context) (bool, error) {
+				_, known := kinds.byResource("widgets.demo.glassplane.io")
+				return !known, nil
+			})
+			if err != nil {
+				t.Errorf("the dashboard still maps widgets.demo.glassplane.io after its CRD went: %v", err)
 			}
 		})
 	}
