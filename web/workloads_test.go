@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"github.com/glassplane/glassplane/web/webtest"
 )
 
 func TestNextRunsHonourTimeZone(t *testing.T) {
@@ -176,13 +178,20 @@ func textOf(n *html.Node) string {
 
 func newPartsEnv(t *testing.T, stored map[string]any, objs ...runtime.Object) *env {
 	t.Helper()
+	e, _ := newPartsEnvClient(t, stored, objs...)
+	return e
+}
+
+// newPartsEnvClient is newPartsEnv with its fake API's client.
+func newPartsEnvClient(t *testing.T, stored map[string]any, objs ...runtime.Object) (*env, *fake.Clientset) {
+	t.Helper()
 	e := newEnv(t)
 	for k, v := range stored {
 		e.put(t, k, v)
 	}
 	client := fake.NewClientset(objs...)
 	e.dash.api = func(*http.Request) (kubernetes.Interface, error) { return client, nil }
-	return e
+	return e, client
 }
 
 func TestPVCPageShowsClaimVolumeNodeAndPods(t *testing.T) {
@@ -290,5 +299,40 @@ func TestHPAPageShowsDecisionsConditionsAndChart(t *testing.T) {
 	}
 	if got := textOf(one(doc, "hpa-target")); got != "Deployment/web" {
 		t.Errorf("target %q", got)
+	}
+}
+
+// TestBrowserHPADecisionArrives opens an HPA's page in chromium: when the
+// controller's SuccessfulRescale Event is written, the page reads its part
+// again and the decision appears with its reason, escaped, and flashes.
+func TestBrowserHPADecisionArrives(t *testing.T) {
+	h := hpaWithCPU(400, "30", time.Now().Add(-time.Minute))
+	e, client := newPartsEnvClient(t, map[string]any{"/registry/horizontalpodautoscalers/default/web": h}, h)
+	ctx := webtest.Browser(t)
+	webtest.Navigate(t, ctx, e.srv.URL+"/objects/horizontalpodautoscalers/default/web")
+	webtest.WaitSelector(t, ctx, webtest.TestID("hpa-no-decisions"))
+	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	now := time.Now()
+	ev := &corev1.Event{
+		TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta:     metav1.ObjectMeta{Namespace: "default", Name: "web.rescale"},
+		InvolvedObject: corev1.ObjectReference{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v2", Namespace: "default", Name: "web", UID: "uid-hpa"},
+		Reason:         "SuccessfulRescale", Message: "New size: 4; reason: cpu resource utilization (percentage of request) above target" + hostileText,
+		Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "horizontal-pod-autoscaler"}, Count: 1,
+		FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now),
+	}
+	if _, err := client.CoreV1().Events("default").Create(e.ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, "/registry/events/default/web.rescale", ev)
+	webtest.WaitFor(t, ctx, `document.querySelector('[data-testid="hpa-decision"]')?.dataset.size === "4"`)
+	if got := webtest.Eval[string](t, ctx, `document.querySelector('[data-testid="hpa-decision-reason"]').textContent`); got != "cpu resource utilization (percentage of request) above target"+hostileText {
+		t.Errorf("the decision's reason %q", got)
+	}
+	if n := webtest.Eval[int](t, ctx, `document.querySelectorAll("#workload-panel img").length`); n != 0 {
+		t.Errorf("%d <img> elements from the Event's message", n)
+	}
+	if got := webtest.Eval[string](t, ctx, `document.getElementById("workload-panel").dataset.reloads || ""`); got == "" {
+		t.Errorf("the part was not read again")
 	}
 }
