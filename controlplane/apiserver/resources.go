@@ -232,14 +232,14 @@ func newResources() []*resource {
 		{
 			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
-			Subresources: []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource()},
+			Subresources: []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource(), podProxySubresource()},
 			FieldLabels:  podFields,
 		},
 		{
 			GVK: core("Service"), Resource: "services", Singular: "service", ShortNames: []string{"svc"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 			StorageResource: "services/specs", HasStatus: true,
-			Subresources: []*subresource{statusSubresource()},
+			Subresources: []*subresource{statusSubresource(), serviceProxySubresource()},
 			BeginWrite:   (*Server).beginServiceWrite, AfterDelete: (*Server).afterServiceDelete,
 		},
 		{

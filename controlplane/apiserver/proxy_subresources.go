@@ -1,0 +1,178 @@
+package apiserver
+
+import (
+	"crypto/tls"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// pods/proxy and services/proxy forward HTTP to a pod's IP, as
+// kube-apiserver's do: the name is [scheme:]name[:port] (a Service's port
+// by name or number, a pod's by number, else its first container port),
+// the rest of the path after /proxy goes to the backend, and every method
+// the verb maps to is forwarded. A Service is reached at one of its ready
+// endpoints, picked at random. Loopback, link-local and unspecified
+// addresses are refused, as upstream's proxy refuses them.
+
+var proxyVerbs = []string{"create", "delete", "get", "patch", "update"}
+
+func podProxySubresource() *subresource {
+	return &subresource{Name: "proxy", Kind: corev1.SchemeGroupVersion.WithKind("PodProxyOptions"), Verbs: proxyVerbs, connect: (*request).proxyPod, path: true}
+}
+
+func serviceProxySubresource() *subresource {
+	return &subresource{Name: "proxy", Kind: corev1.SchemeGroupVersion.WithKind("ServiceProxyOptions"), Verbs: proxyVerbs, connect: (*request).proxyService, path: true}
+}
+
+// proxyPod serves pods/<[scheme:]name[:port]>/proxy[/path].
+func (q *request) proxyPod() error {
+	if !containsVerb(proxyVerbs, q.info.Verb) {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/proxy"}, q.info.Verb)
+	}
+	scheme, name, port, ok := utilnet.SplitSchemeNamePort(q.info.Name)
+	if !ok {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", q.info.Name))
+	}
+	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, name)
+	if err != nil {
+		return err
+	}
+	q.setObjectRef(obj)
+	pod := obj.(*corev1.Pod)
+	if port == "" {
+		for _, c := range pod.Spec.Containers {
+			if len(c.Ports) > 0 {
+				port = strconv.Itoa(int(c.Ports[0].ContainerPort))
+				break
+			}
+		}
+	}
+	if pod.Status.PodIP == "" {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("pod %s has no IP address yet", pod.Name))
+	}
+	host := pod.Status.PodIP
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	}
+	return q.forwardHTTP(scheme, host, "pod "+pod.Name)
+}
+
+// proxyService serves services/<[scheme:]name[:port]>/proxy[/path].
+func (q *request) proxyService() error {
+	if !containsVerb(proxyVerbs, q.info.Verb) {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "services/proxy"}, q.info.Verb)
+	}
+	scheme, name, port, ok := utilnet.SplitSchemeNamePort(q.info.Name)
+	if !ok {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid service request %q", q.info.Name))
+	}
+	obj, err := q.s.getFromStore(q.ctx, q.res, q.info.Namespace, name)
+	if err != nil {
+		return err
+	}
+	q.setObjectRef(obj)
+	svc := obj.(*corev1.Service)
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if port == "" && len(svc.Spec.Ports) == 1 || p.Name == port || strconv.Itoa(int(p.Port)) == port {
+			sp = p
+			break
+		}
+	}
+	if sp == nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", q.info.Name))
+	}
+	slicesRes := q.s.byPath[discoveryv1.SchemeGroupVersion.WithResource("endpointslices")]
+	objs, err := policyLookups{q.s}.listStored(q.ctx, slicesRes, q.info.Namespace)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	var hosts []string
+	for _, o := range objs {
+		slice := o.(*discoveryv1.EndpointSlice)
+		if slice.Labels[discoveryv1.LabelServiceName] != svc.Name {
+			continue
+		}
+		for _, ep := range slice.Ports {
+			if ep.Port == nil || (ep.Name != nil && *ep.Name != sp.Name) || (ep.Name == nil && sp.Name != "") {
+				continue
+			}
+			for _, e := range slice.Endpoints {
+				if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+					continue
+				}
+				for _, a := range e.Addresses {
+					hosts = append(hosts, net.JoinHostPort(a, strconv.Itoa(int(*ep.Port))))
+				}
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", q.info.Name))
+	}
+	return q.forwardHTTP(scheme, hosts[rand.IntN(len(hosts))], "service "+svc.Name)
+}
+
+// forwardHTTP sends the request's method, the path after /proxy, its
+// query and body to scheme://host, and streams the answer back.
+func (q *request) forwardHTTP(scheme, host, what string) error {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if ip, err := netip.ParseAddr(h); err != nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+		return apierrors.NewBadRequest("address not allowed")
+	}
+	if scheme == "" {
+		scheme = "http"
+	}
+	if scheme != "http" && scheme != "https" {
+		return apierrors.NewBadRequest(fmt.Sprintf("unsupported scheme %q", scheme))
+	}
+	rest := "/"
+	if i := strings.Index(q.r.URL.Path, "/"+q.info.Name+"/proxy"); i >= 0 {
+		if r := q.r.URL.Path[i+len("/"+q.info.Name+"/proxy"):]; r != "" {
+			rest = r
+		}
+	}
+	target := &url.URL{Scheme: scheme, Host: host, Path: rest, RawQuery: q.r.URL.RawQuery}
+	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	defer transport.CloseIdleConnections()
+	var proxyErr error
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = target
+			pr.Out.Host = target.Host
+			pr.Out.Header.Del("Authorization")
+			for k := range pr.Out.Header {
+				if strings.HasPrefix(k, "Impersonate-") {
+					pr.Out.Header.Del(k)
+				}
+			}
+		},
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorHandler: func(_ http.ResponseWriter, _ *http.Request, err error) {
+			proxyErr = err
+		},
+	}
+	proxy.ServeHTTP(q.w, q.r.WithContext(q.ctx))
+	if proxyErr != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach %s: %v", what, proxyErr))
+	}
+	return nil
+}
