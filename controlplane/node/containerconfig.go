@@ -376,6 +376,8 @@ func (a *Agent) volumeFiles(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 				more, err = a.downwardFiles(w, pod, src.DownwardAPI.Items, def)
 			case src.ServiceAccountToken != nil:
 				more, err = a.tokenFile(ctx, pod, src.ServiceAccountToken, def)
+			case src.ClusterTrustBundle != nil:
+				more, err = a.trustBundleFile(ctx, src.ClusterTrustBundle, def)
 			}
 			if err != nil {
 				return nil, err

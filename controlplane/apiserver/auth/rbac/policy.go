@@ -158,6 +158,9 @@ func NodeRules() []rbacv1.PolicyRule {
 		rule(v("get", "create", "update", "patch", "delete"), g(coordinationGroup), "leases"),
 		rule(read, g(storageGroup), "csidrivers", "csinodes", "volumeattachments"),
 		rule(read, g("node.k8s.io"), "runtimeclasses"),
+		// Projected clusterTrustBundle volumes, as upstream's NodeRules
+		// with ClusterTrustBundleProjection.
+		rule(read, g("certificates.k8s.io"), "clustertrustbundles"),
 	}
 }
 
