@@ -1383,7 +1383,7 @@ func ResourceListPage(l Layout, r ResourceList) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if r.More {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<p class=\"note\">The list shows the first page of objects.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<p class=\"note\" data-i18n=\"list.more\">The list shows the first page of objects.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

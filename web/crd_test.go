@@ -231,6 +231,17 @@ func TestCustomResourcePages(t *testing.T) {
 		})
 	}
 
+	t.Run("the CRD's own object page", func(t *testing.T) {
+		code, doc, raw := e.getPage(t, "/objects/customresourcedefinitions/widgets.example.com")
+		if code != http.StatusOK {
+			t.Fatalf("GET = %d: %s", code, raw)
+		}
+		o := byTestID(doc, "object")[0]
+		if attr(o, "data-key") != "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com" || attr(o, "data-kind") != "CustomResourceDefinition" {
+			t.Errorf("object %v", o.Attr)
+		}
+	})
+
 	t.Run("the etcd explorer links the key to the object page", func(t *testing.T) {
 		_, doc, _ := e.getPage(t, "/etcd?key=/registry/example.com/widgets/default/w1")
 		link := byTestID(doc, "etcd-object-link")

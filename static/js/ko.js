@@ -83,6 +83,7 @@ export const KO = {
   "crd.objects": "오브젝트",
   "crd.conditions": "상태 조건",
   "crd.versions": "버전",
+  "list.more": "목록에는 오브젝트의 첫 페이지만 보입니다.",
   "apply.submit": "적용",
   "apply.line": "{line}번째 줄",
   "apply.added": "API 서버가 추가할 필드 ({count}개)",
