@@ -241,6 +241,7 @@ func newResources() []*resource {
 			StorageResource: "services/specs", HasStatus: true,
 			Subresources: []*subresource{statusSubresource(), serviceProxySubresource()},
 			BeginWrite:   (*Server).beginServiceWrite, AfterDelete: (*Server).afterServiceDelete,
+			PrepareUpdate: prepareServiceForUpdate,
 		},
 		{
 			GVK: networkingv1.SchemeGroupVersion.WithKind("ServiceCIDR"), Resource: "servicecidrs", Singular: "servicecidr",

@@ -630,3 +630,43 @@ func TestNodePortStaticBand(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceTypeChangeDropsItsFields: NodePort → ExternalName succeeds
+// with the cluster IPs, families, node ports and externalTrafficPolicy the
+// user left as they were dropped (and freed), as upstream's strategy does.
+func TestServiceTypeChangeDropsItsFields(t *testing.T) {
+	env := shared
+	ns := env.namespace(t)
+	ctx := ctxT(t)
+	svcs := env.client.CoreV1().Services(ns)
+	svc, err := svcs.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "np"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "x"}, Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("created = %+v", svc.Spec)
+	}
+	svc.Spec.Type = corev1.ServiceTypeExternalName
+	svc.Spec.ExternalName = "example.com"
+	svc.Spec.Selector = nil
+	got, err := svcs.Update(ctx, svc, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("NodePort → ExternalName: %v", err)
+	}
+	if got.Spec.ClusterIP != "" || len(got.Spec.ClusterIPs) != 0 || len(got.Spec.IPFamilies) != 0 || got.Spec.IPFamilyPolicy != nil ||
+		got.Spec.Ports[0].NodePort != 0 || got.Spec.ExternalTrafficPolicy != "" {
+		t.Errorf("after the change: %+v", got.Spec)
+	}
+	got.Spec.Type = corev1.ServiceTypeClusterIP
+	got.Spec.ExternalName = ""
+	back, err := svcs.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("ExternalName → ClusterIP: %v", err)
+	}
+	if back.Spec.ClusterIP == "" {
+		t.Errorf("no cluster IP after ExternalName → ClusterIP: %+v", back.Spec)
+	}
+}
