@@ -52,7 +52,9 @@ func prepareServiceForUpdate(_ context.Context, oldObj, nextObj runtime.Object) 
 	}
 }
 
-func typeNeedsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+func typeNeedsClusterIP(svc *corev1.Service) bool {
+	return svc.Spec.Type != corev1.ServiceTypeExternalName
+}
 
 func typeNeedsNodePort(svc *corev1.Service) bool {
 	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
