@@ -24,6 +24,9 @@ import (
 const (
 	protocolV5       = "v5.channel.k8s.io"
 	protocolV4       = "v4.channel.k8s.io"
+	// protocolV1 is the first channel protocol: the error channel carries
+	// the failure's text, and nothing on success.
+	protocolV1 = "channel.k8s.io"
 	channelStdin     = 0
 	channelStdout    = 1
 	channelStderr    = 2
@@ -62,7 +65,14 @@ func (a *Agent) serveExec(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, apierrors.NewBadRequest("exec needs a websocket upgrade (v5.channel.k8s.io); SPDY is not served"))
 		return
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{protocolV5, protocolV4}})
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{protocolV5, protocolV4, protocolV1},
+		// Only the API server reaches this endpoint, with its client
+		// certificate: no browser and no ambient credentials, so the
+		// Origin it forwards from its own client (x/net/websocket sends
+		// http://localhost) means nothing here, as for the kubelet.
+		InsecureSkipVerify: true,
+	})
 	if err != nil {
 		return
 	}
@@ -110,9 +120,18 @@ func (a *Agent) serveExec(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body, _ := json.Marshal(status)
+	if p := conn.Subprotocol(); p != protocolV5 && p != protocolV4 {
+		// channel.k8s.io: the failure's text, nothing on success.
+		body = nil
+		if status.Status != metav1.StatusSuccess {
+			body = []byte(status.Message)
+		}
+	}
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), execCloseTimeout)
 	defer wcancel()
-	_ = conn.Write(wctx, websocket.MessageBinary, append([]byte{channelError}, body...))
+	if body != nil {
+		_ = conn.Write(wctx, websocket.MessageBinary, append([]byte{channelError}, body...))
+	}
 	_ = conn.Close(websocket.StatusNormalClosure, "")
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	xwebsocket "golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -186,6 +187,45 @@ func TestContainerdNodeServesLogsAndExec(t *testing.T) {
 					t.Errorf("exec = %d, %q, %q; want %d, %q, %q", code, out.String(), errOut.String(), tt.wantCode, tt.wantOut, tt.wantErrOut)
 				}
 			})
+		}
+	})
+	// The first channel protocol, with the Origin x/net/websocket sends, as
+	// the conformance spec "remote command execution over websockets"
+	// reaches exec through the API server.
+	t.Run("exec over channel.k8s.io", func(t *testing.T) {
+		tlsCfg, err := rest.TLSConfigFor(restCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := xwebsocket.NewConfig("wss"+strings.TrimPrefix(base, "https")+"/exec/default/talker/c0?command=echo&command=remote+execution+test&stdout=1&stderr=1", "http://localhost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Protocol, cfg.TlsConfig = []string{"channel.k8s.io"}, tlsCfg
+		ws, err := xwebsocket.DialConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		var stdout bytes.Buffer
+		for {
+			var msg []byte
+			if err := xwebsocket.Message.Receive(ws, &msg); err != nil {
+				if err != io.EOF {
+					t.Fatal(err)
+				}
+				break
+			}
+			switch {
+			case len(msg) == 0:
+			case msg[0] == 1:
+				stdout.Write(msg[1:])
+			case len(msg) > 1:
+				t.Errorf("a message on channel %d: %q", msg[0], msg[1:])
+			}
+		}
+		if stdout.String() != "remote execution test\n" {
+			t.Errorf("stdout = %q", stdout.String())
 		}
 	})
 }
