@@ -245,6 +245,11 @@ type Object struct {
 	PVC     *PVC
 	CronJob *CronJob
 	HPA     *HPA
+	// Claims link the PersistentVolumeClaims a pod mounts, or the one a
+	// PersistentVolume is bound to; ClaimsError says why they could not
+	// be read.
+	Claims      []ObjectLink
+	ClaimsError string
 	// FieldOwners is the object's managedFields: who owns which field.
 	FieldOwners []FieldOwner
 }

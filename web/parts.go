@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/glassplane/glassplane/components"
 )
@@ -14,7 +15,8 @@ import (
 // workloadPart fills the part an object page shows for a
 // PersistentVolumeClaim (pvc.go), a CronJob (cronjob.go) or a
 // HorizontalPodAutoscaler (hpa.go), read through the API as the page's
-// user; other kinds have none.
+// user, and a pod's or PersistentVolume's links to its claims; other kinds
+// have none.
 func (d *Dashboard) workloadPart(ctx context.Context, r *http.Request, vm *components.Object) {
 	switch vm.Kind {
 	case "PersistentVolumeClaim":
@@ -23,6 +25,40 @@ func (d *Dashboard) workloadPart(ctx context.Context, r *http.Request, vm *compo
 		vm.CronJob = d.cronJobView(ctx, r, vm.Namespace, vm.Name, time.Now())
 	case "HorizontalPodAutoscaler":
 		vm.HPA = d.hpaView(ctx, r, vm.Namespace, vm.Name, time.Now())
+	case "Pod", "PersistentVolume":
+		d.claimLinks(ctx, r, vm)
+	}
+}
+
+// claimLinks links the claims a pod mounts, or the claim a
+// PersistentVolume is bound to, to their pages.
+func (d *Dashboard) claimLinks(ctx context.Context, r *http.Request, vm *components.Object) {
+	client, err := d.api(r)
+	if err != nil {
+		// Without an API connection there is nothing to link.
+		return
+	}
+	link := func(ns, name string) components.ObjectLink {
+		return components.ObjectLink{Kind: "PersistentVolumeClaim", Name: name, Href: objectHref("persistentvolumeclaims", ns, name)}
+	}
+	if vm.Kind == "PersistentVolume" {
+		pv, err := client.CoreV1().PersistentVolumes().Get(ctx, vm.Name, metav1.GetOptions{})
+		if err != nil {
+			vm.ClaimsError = err.Error()
+		} else if ref := pv.Spec.ClaimRef; ref != nil && ref.Name != "" {
+			vm.Claims = append(vm.Claims, link(ref.Namespace, ref.Name))
+		}
+		return
+	}
+	pod, err := client.CoreV1().Pods(vm.Namespace).Get(ctx, vm.Name, metav1.GetOptions{})
+	if err != nil {
+		vm.ClaimsError = err.Error()
+		return
+	}
+	for _, v := range pod.Spec.Volumes {
+		if c := v.PersistentVolumeClaim; c != nil {
+			vm.Claims = append(vm.Claims, link(pod.Namespace, c.ClaimName))
+		}
 	}
 }
 

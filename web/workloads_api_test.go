@@ -79,6 +79,7 @@ func TestWorkloadPartsThroughTheAPI(t *testing.T) {
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain, StorageClassName: class,
+				ClaimRef:               &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: ns, Name: "data"},
 				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/glassplane/volumes/pvc-data"}},
 				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 					{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{"sim-1"}}}}}}},
@@ -107,6 +108,12 @@ func TestWorkloadPartsThroughTheAPI(t *testing.T) {
 		}
 		if ps := byTestID(doc, "pvc-pod"); len(ps) != 1 || attr(ps[0], "data-name") != "db-0" {
 			t.Errorf("%d pods use the claim", len(ps))
+		}
+		for _, page := range []string{"/objects/pods/default/db-0", "/objects/persistentvolumes/pvc-data"} {
+			doc, _ := e.get(t, page)
+			if l := one(doc, "claim-link"); l == nil || attr(l, "href") != "/objects/persistentvolumeclaims/default/data" {
+				t.Errorf("%s does not link the claim's page", page)
+			}
 		}
 	})
 
