@@ -93,7 +93,7 @@ func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c
 		case f.FieldRef != nil:
 			set(e.Name, a.fieldRefValue(w, pod, f.FieldRef.FieldPath))
 		case f.ResourceFieldRef != nil:
-			set(e.Name, resourceFieldValue(pod, c, f.ResourceFieldRef))
+			set(e.Name, resourceFieldValue(pod, c, f.ResourceFieldRef, a.allocatable()))
 		case f.ConfigMapKeyRef != nil:
 			ref := f.ConfigMapKeyRef
 			cm, err := a.client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -194,8 +194,10 @@ func lookupEnv(name string, sources []map[string]string) (string, bool) {
 	return "", false
 }
 
-// resourceFieldValue resolves limits.* and requests.* of the container.
-func resourceFieldValue(pod *corev1.Pod, c corev1.Container, ref *corev1.ResourceFieldSelector) string {
+// resourceFieldValue resolves limits.* and requests.* of the container; a
+// limit the container does not set is the node's allocatable, as the
+// kubelet's downward API defaults it.
+func resourceFieldValue(pod *corev1.Pod, c corev1.Container, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) string {
 	if ref.ContainerName != "" {
 		for _, cc := range pod.Spec.Containers {
 			if cc.Name == ref.ContainerName {
@@ -209,6 +211,9 @@ func resourceFieldValue(pod *corev1.Pod, c corev1.Container, ref *corev1.Resourc
 		list = c.Resources.Requests
 	}
 	q, ok := list[corev1.ResourceName(name)]
+	if !ok && kind == "limits" {
+		q, ok = allocatable[corev1.ResourceName(name)]
+	}
 	if !ok {
 		return "0"
 	}
@@ -472,7 +477,7 @@ func (a *Agent) downwardFiles(w *podWorker, pod *corev1.Pod, items []corev1.Down
 			if len(pod.Spec.Containers) > 0 {
 				c = pod.Spec.Containers[0]
 			}
-			val = resourceFieldValue(pod, c, it.ResourceFieldRef)
+			val = resourceFieldValue(pod, c, it.ResourceFieldRef, a.allocatable())
 		default:
 			return nil, errors.New("downwardAPI item without fieldRef or resourceFieldRef")
 		}

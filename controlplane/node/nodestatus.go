@@ -338,6 +338,12 @@ func (a *Agent) renewLease(ctx context.Context, node *corev1.Node, latest *coord
 
 // capacity is the node's resources: simulated defaults or the host's,
 // with Config.Capacity on top.
+// allocatable is what the Node reports as allocatable: capacity less
+// what is reserved.
+func (a *Agent) allocatable() corev1.ResourceList {
+	return allocatable(a.capacity(), a.cfg.SystemReserved)
+}
+
 func (a *Agent) capacity() corev1.ResourceList {
 	var c corev1.ResourceList
 	if a.cfg.Simulated {
