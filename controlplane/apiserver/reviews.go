@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -37,6 +38,7 @@ func authorizationResources() []*resource {
 		{GVK: authz("SelfSubjectRulesReview"), Resource: "selfsubjectrulesreviews", Singular: "selfsubjectrulesreview", Verbs: create},
 		{GVK: authz("SubjectAccessReview"), Resource: "subjectaccessreviews", Singular: "subjectaccessreview", Verbs: create},
 		{GVK: authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"), Resource: "selfsubjectreviews", Singular: "selfsubjectreview", Verbs: create},
+		{GVK: authenticationv1.SchemeGroupVersion.WithKind("TokenReview"), Resource: "tokenreviews", Singular: "tokenreview", Verbs: create},
 	}
 }
 
@@ -50,6 +52,7 @@ var reviews = map[string]reviewFunc{
 	"localsubjectaccessreviews": (*request).localSubjectAccessReview,
 	"selfsubjectrulesreviews":   (*request).selfSubjectRulesReview,
 	"selfsubjectreviews":        (*request).selfSubjectReview,
+	"tokenreviews":              (*request).tokenReview,
 }
 
 // review returns the handler when the request's resource is a review.
@@ -218,5 +221,60 @@ func (q *request) selfSubjectReview(in runtime.Object) (runtime.Object, error) {
 	}
 	r.Status = authenticationv1.SelfSubjectReviewStatus{UserInfo: info}
 	r.CreationTimestamp = metav1.Now()
+	return r, nil
+}
+
+// tokenReview answers a TokenReview as kube-apiserver's: the token is put
+// through the server's bearer-token authenticators (service account
+// tokens, the static token file) and the user it stands for is returned;
+// a token that does not authenticate is authenticated: false with why.
+// Audiences are the API's own (service account tokens are valid for no
+// other): status.audiences is spec.audiences' overlap with them, and a
+// review asking only for others is not authenticated.
+func (q *request) tokenReview(in runtime.Object) (runtime.Object, error) {
+	r := in.(*authenticationv1.TokenReview)
+	if r.Spec.Token == "" {
+		return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication")
+	}
+	apiAudiences := []string(nil)
+	if q.s.saTokens != nil {
+		apiAudiences = q.s.saTokens.Audiences()
+	}
+	audiences := apiAudiences
+	if len(r.Spec.Audiences) > 0 {
+		audiences = nil
+		for _, a := range r.Spec.Audiences {
+			if slices.Contains(apiAudiences, a) {
+				audiences = append(audiences, a)
+			}
+		}
+	}
+	r.CreationTimestamp = metav1.Now()
+	if len(audiences) == 0 && len(r.Spec.Audiences) > 0 {
+		r.Status = authenticationv1.TokenReviewStatus{Error: fmt.Sprintf("token audiences %q is invalid for the target audiences %q", apiAudiences, r.Spec.Audiences)}
+		return r, nil
+	}
+	probe, err := http.NewRequestWithContext(q.ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	probe.Header.Set("Authorization", "Bearer "+r.Spec.Token)
+	u, err := q.s.authn.Authenticate(probe)
+	if err != nil || u == nil {
+		msg := "[invalid bearer token, token lookup failed]"
+		if err != nil && !errors.Is(err, auth.ErrNoIdentity) {
+			msg = "[invalid bearer token, " + err.Error() + "]"
+		}
+		r.Status = authenticationv1.TokenReviewStatus{Error: msg}
+		return r, nil
+	}
+	info := authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		info.Extra = map[string]authenticationv1.ExtraValue{}
+		for k, v := range u.Extra {
+			info.Extra[k] = v
+		}
+	}
+	r.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: info, Audiences: audiences}
 	return r, nil
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
@@ -195,6 +197,37 @@ func TestServiceAccountTokens(t *testing.T) {
 		out, err = kubectlWithToken(t, c, token, "-n", ns, "get", "configmaps")
 		if err == nil || !strings.Contains(out, unauthorized) {
 			t.Errorf("token of a recreated account (new uid): %v\n%s", err, out)
+		}
+	})
+
+	t.Run("TokenReview", func(t *testing.T) {
+		ctx := context.Background()
+		reviews := c.Client.AuthenticationV1().TokenReviews()
+		// The account was made again above: a token of the current one.
+		token := strings.TrimSpace(c.MustKubectl(t, "", "-n", ns, "create", "token", "robot"))
+		r, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Status.Authenticated || r.Status.Error != "" || r.Status.User.Username != user || len(r.Status.Audiences) == 0 {
+			t.Errorf("a valid token's review: %+v", r.Status)
+		}
+		r, err = reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token + "x"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Authenticated || r.Status.Error == "" {
+			t.Errorf("a forged token's review: %+v", r.Status)
+		}
+		r, err = reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{"vault"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Authenticated || !strings.Contains(r.Status.Error, "is invalid for the target audiences") {
+			t.Errorf("a review for another audience: %+v", r.Status)
+		}
+		if _, err := reviews.Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{}); !apierrors.IsBadRequest(err) {
+			t.Errorf("a review without a token: %v", err)
 		}
 	})
 
