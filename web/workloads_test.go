@@ -12,12 +12,14 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/web/webtest"
@@ -334,5 +336,30 @@ func TestBrowserHPADecisionArrives(t *testing.T) {
 	}
 	if got := webtest.Eval[string](t, ctx, `document.getElementById("workload-panel").dataset.reloads || ""`); got == "" {
 		t.Errorf("the part was not read again")
+	}
+}
+
+// TestHPAHistoryStartsWhereTheServerKeeps: a watch from resourceVersion 1
+// that the server answers "too old resource version: 1 (25)" is asked
+// again from 25, and what that replays is the history.
+func TestHPAHistoryStartsWhereTheServerKeeps(t *testing.T) {
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	cur := hpaWithCPU(400, "30", at.Add(time.Minute))
+	client := fake.NewClientset()
+	var asked []string
+	client.PrependWatchReactor("horizontalpodautoscalers", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		rv := a.(clienttesting.WatchActionImpl).GetWatchRestrictions().ResourceVersion
+		asked = append(asked, rv)
+		if rv == "1" {
+			return true, nil, apierrors.NewResourceExpired("too old resource version: 1 (25)")
+		}
+		w := watch.NewFakeWithChanSize(4, false)
+		w.Modify(hpaWithCPU(200, "28", at))
+		w.Modify(cur)
+		return true, w, nil
+	})
+	got := hpaHistory(t.Context(), client, cur)
+	if strings.Join(asked, ",") != "1,25" || len(got) != 2 || got[0].ResourceVersion != "28" {
+		t.Errorf("watched from %v, replayed %d revisions", asked, len(got))
 	}
 }
