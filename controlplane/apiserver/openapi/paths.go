@@ -259,6 +259,15 @@ func (g *groupVersionRoutes) addSubresource(res Resource, sub Subresource, item 
 			g.add(g.replaceRoute(path, "replace"+id, "replace "+what, itemParams, obj, meta("put")))
 		case "patch":
 			g.add(g.patchRoute(path, "patch"+id, "partially update "+what, itemParams, obj, meta("patch")))
+		case "delete":
+			// A connect subresource (pods/proxy) forwards DELETE.
+			g.add(&route{
+				method: http.MethodDelete, path: path, operationID: "connectDelete" + id,
+				description: "connect DELETE requests to " + what,
+				params:      itemParams,
+				metadata:    meta("connect"),
+				responses:   responses(obj, http.StatusOK),
+			})
 		default:
 			return fmt.Errorf("failed to describe %q: unknown verb %q", res.Resource+"/"+sub.Name, verb)
 		}

@@ -52,7 +52,8 @@ type Subresource struct {
 	// Group, Version and Kind name the subresource's body; an empty Kind
 	// means the parent resource's kind (as for status).
 	Group, Version, Kind string
-	// Verbs are the verbs served: get, create, update, patch.
+	// Verbs are the verbs served: get, create, update, patch, and delete
+	// for a connect subresource such as pods/proxy.
 	Verbs []string
 }
 
