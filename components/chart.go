@@ -43,8 +43,9 @@ type chartMark struct {
 
 // layoutChart places c's samples on a time axis from its first to its last
 // sample or rescale, and on a value axis from 0 to a fifth above the
-// larger of the target and the highest sample. Samples whose time does not
-// parse are left out.
+// larger of the target and the highest sample, as a stepped line (a
+// sample's value holds until the next). Samples whose time does not parse
+// are left out.
 func layoutChart(c MetricChart) chartLayout {
 	type at struct {
 		t time.Time
@@ -91,9 +92,13 @@ func layoutChart(c MetricChart) chartLayout {
 	if !first.IsZero() {
 		l.XFrom, l.XTo = first.Local().Format("15:04:05"), last.Local().Format("15:04:05")
 	}
+	// The line steps: a value holds until the next sample replaces it.
 	var line []string
-	for _, a := range points {
+	for i, a := range points {
 		px, py := x(a.t), y(a.p.Value)
+		if i > 0 {
+			line = append(line, strconv.Itoa(px)+","+strconv.Itoa(y(points[i-1].p.Value)))
+		}
 		line = append(line, strconv.Itoa(px)+","+strconv.Itoa(py))
 		l.Dots = append(l.Dots, chartDot{X: px, Y: py, Title: a.t.Local().Format("15:04:05") + ": " + formatValue(a.p.Value, c.Unit) +
 			" (target " + formatValue(c.Target, c.Unit) + ", " + strconv.Itoa(int(a.p.Replicas)) + " replicas)"})

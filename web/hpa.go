@@ -81,9 +81,11 @@ func hpaSpec(h *autoscalingv2.HorizontalPodAutoscaler) *components.HPA {
 		vm.Metrics = append(vm.Metrics, row)
 	}
 	for _, c := range h.Status.Conditions {
-		vm.Conditions = append(vm.Conditions, components.Condition{
-			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.UTC().Format(time.RFC3339),
-		})
+		cond := components.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		if !c.LastTransitionTime.IsZero() {
+			cond.Time = c.LastTransitionTime.UTC().Format(time.RFC3339)
+		}
+		vm.Conditions = append(vm.Conditions, cond)
 	}
 	return vm
 }
