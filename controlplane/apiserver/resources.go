@@ -249,7 +249,7 @@ func newResources() []*resource {
 		},
 		{
 			GVK: networkingv1.SchemeGroupVersion.WithKind("IPAddress"), Resource: "ipaddresses", Singular: "ipaddress", ShortNames: []string{"ip"},
-			Verbs: verbsRead, StorageResource: "ipaddresses",
+			Verbs: verbsAll, StorageResource: "ipaddresses", Validate: validateIPAddress,
 		},
 		{
 			GVK: core("Endpoints"), Resource: "endpoints", Singular: "endpoints", ShortNames: []string{"ep"}, Namespaced: true,

@@ -17,8 +17,10 @@ import (
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
@@ -668,5 +670,35 @@ func TestServiceTypeChangeDropsItsFields(t *testing.T) {
 	}
 	if back.Spec.ClusterIP == "" {
 		t.Errorf("no cluster IP after ExternalName → ClusterIP: %+v", back.Spec)
+	}
+}
+
+// TestIPAddressesAreWritable: users may create, patch and delete
+// IPAddresses as upstream allows, with upstream's validation.
+func TestIPAddressesAreWritable(t *testing.T) {
+	ctx := ctxT(t)
+	ips := shared.client.NetworkingV1().IPAddresses()
+	ref := &networkingv1.ParentReference{Group: "mygroup", Resource: "myresources", Namespace: "foo", Name: "bar"}
+	for _, name := range []string{"255.255.255.255", "fe80::42:1dff:fe84:f9e2"} {
+		if _, err := ips.Create(ctx, &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IPAddressSpec{ParentRef: ref}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		t.Cleanup(func() { ips.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	}
+	for name, want := range map[string]string{
+		"not-an-ip": `metadata.name: Invalid value: "not-an-ip": must be a valid IP address`,
+		"fe80:0::1": `must be in canonical form ("fe80::1")`,
+	} {
+		_, err := ips.Create(ctx, &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IPAddressSpec{ParentRef: ref}}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("create %s: %v, want %q", name, err, want)
+		}
+	}
+	_, err := ips.Create(ctx, &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: "10.250.0.1"}}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.parentRef: Required value") {
+		t.Errorf("no parentRef: %v", err)
+	}
+	if _, err := ips.Patch(ctx, "255.255.255.255", types.MergePatchType, []byte(`{"spec":{"parentRef":{"name":"other"}}}`), metav1.PatchOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("changing parentRef: %v", err)
 	}
 }
