@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/glassplane/glassplane/components"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // AnnotationDynamicAdmission is the audit annotation in which the API
 // server records every admission webhook call and admission policy
 // evaluation of a request, in call order, as a JSON array of
-// AdmissionCall.
-const AnnotationDynamicAdmission = "admission.glassplane.io/dynamic"
+// AdmissionCall (audit.AnnotationDynamicAdmission).
+const AnnotationDynamicAdmission = audit.AnnotationDynamicAdmission
 
 // AdmissionCall is one webhook call or policy evaluation during a
 // request's admission, as the API server records it under

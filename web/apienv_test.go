@@ -84,6 +84,9 @@ func newAPIEnv(t *testing.T) *apiEnv {
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 1000, 1000
+	// Admission webhooks and policies, read through the API as upstream's
+	// plugins read them.
+	go srv.RunDynamicAdmission(ctx, cfg)
 
 	linkFile := dir + "/dashboard-login"
 	app := echo.New()
@@ -100,10 +103,13 @@ func newAPIEnv(t *testing.T) *apiEnv {
 	dashDone := make(chan struct{})
 	go func() { defer close(dashDone); dash.Run(ctx) }()
 	t.Cleanup(func() {
+		// The clients go first (the dashboard's, the admission plugins'
+		// informers), so that no watch reconnects while the servers
+		// close: Close waits for every open request.
+		cancel()
 		web.Close()
 		ts.CloseClientConnections()
 		ts.Close()
-		cancel()
 		<-dashDone
 		<-storeDone
 		etcdSrv.Close()
