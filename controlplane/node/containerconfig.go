@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
@@ -64,10 +63,10 @@ func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c
 			if err != nil {
 				return nil, sourceError("configmap", src.ConfigMapRef.Name, err)
 			}
+			// Every key, prefixed, as the kubelet does since environment
+			// variable names were relaxed (any printable ASCII but '=').
 			for k, v := range cm.Data {
-				if len(validation.IsEnvVarName(src.Prefix+k)) == 0 {
-					set(src.Prefix+k, v)
-				}
+				set(src.Prefix+k, v)
 			}
 		case src.SecretRef != nil:
 			sec, err := a.client.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretRef.Name, metav1.GetOptions{})
@@ -78,9 +77,7 @@ func (a *Agent) resolveEnv(ctx context.Context, w *podWorker, pod *corev1.Pod, c
 				return nil, sourceError("secret", src.SecretRef.Name, err)
 			}
 			for k, v := range sec.Data {
-				if len(validation.IsEnvVarName(src.Prefix+k)) == 0 {
-					set(src.Prefix+k, string(v))
-				}
+				set(src.Prefix+k, string(v))
 			}
 		}
 	}
