@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 )
@@ -78,5 +79,40 @@ func TestUnknownPathsAndVerbs(t *testing.T) {
 				t.Errorf("%s: %s", resp.Status, body)
 			}
 		})
+	}
+}
+
+// TestPodGeneration: a pod starts at generation 1 whatever the client
+// sends, grows by one per spec change and at a graceful delete, and not on
+// metadata changes, as upstream's since 1.34.
+func TestPodGeneration(t *testing.T) {
+	env := shared
+	ns := env.namespace(t)
+	ctx := ctxT(t)
+	pods := env.client.CoreV1().Pods(ns)
+	p := testPod("gen")
+	p.Generation = 100
+	// On a node, so that the delete waits for it (graceful).
+	p.Spec.NodeName = "gen-node"
+	pod, err := pods.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Generation != 1 {
+		t.Fatalf("created at generation %d, want 1", pod.Generation)
+	}
+	pod.Annotations = map[string]string{"k": "v"}
+	if pod, err = pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil || pod.Generation != 1 {
+		t.Fatalf("after a metadata change: generation %d, %v", pod.Generation, err)
+	}
+	pod.Spec.ActiveDeadlineSeconds = ptr.To(int64(5000))
+	if pod, err = pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil || pod.Generation != 2 {
+		t.Fatalf("after a spec change: generation %d, %v", pod.Generation, err)
+	}
+	if err := pods.Delete(ctx, "gen", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(60))}); err != nil {
+		t.Fatal(err)
+	}
+	if pod, err = pods.Get(ctx, "gen", metav1.GetOptions{}); err != nil || pod.Generation != 3 {
+		t.Fatalf("after a graceful delete: generation %d, %v", pod.Generation, err)
 	}
 }

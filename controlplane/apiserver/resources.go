@@ -232,8 +232,11 @@ func newResources() []*resource {
 		{
 			GVK: core("Pod"), Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Namespaced: true,
 			Categories: []string{"all"}, Verbs: verbsAll, StorageResource: "pods", HasStatus: true, ReturnDeletedObject: true,
-			Subresources: []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource(), podProxySubresource()},
-			FieldLabels:  podFields,
+			// Pods track generation as upstream's since 1.34: 1 at create,
+			// one more per spec change and at a graceful delete.
+			TracksGeneration: true,
+			Subresources:     []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource(), podProxySubresource()},
+			FieldLabels:      podFields,
 		},
 		{
 			GVK: core("Service"), Resource: "services", Singular: "service", ShortNames: []string{"svc"}, Namespaced: true,

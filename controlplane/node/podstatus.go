@@ -87,6 +87,9 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		}
 	}
 	st.StartTime = w.startTime.DeepCopy()
+	// The spec generation this status was made from, as the kubelet
+	// reports it (PodObservedGenerationTracking).
+	st.ObservedGeneration = pod.Generation
 	st.HostIP = a.nodeIP
 	st.HostIPs = []corev1.HostIP{{IP: a.nodeIP}}
 	if ip := a.podIP(w, pod); ip != "" {

@@ -22,11 +22,11 @@ import (
 // channel number; the error channel carries a metav1.Status at the end; in
 // v5 the client half-closes stdin with a close message [255, 0].
 const (
-	protocolV5       = "v5.channel.k8s.io"
-	protocolV4       = "v4.channel.k8s.io"
+	protocolV5 = "v5.channel.k8s.io"
+	protocolV4 = "v4.channel.k8s.io"
 	// protocolV1 is the first channel protocol: the error channel carries
 	// the failure's text, and nothing on success.
-	protocolV1 = "channel.k8s.io"
+	protocolV1       = "channel.k8s.io"
 	channelStdin     = 0
 	channelStdout    = 1
 	channelStderr    = 2
