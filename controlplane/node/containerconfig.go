@@ -525,9 +525,10 @@ func (a *Agent) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.Serv
 }
 
 // mountsFor resolves a container's volumeMounts to host paths (with
-// subPath). configMap, secret, downwardAPI and projected volumes are
-// always read-only, as kubelet mounts them.
-func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container) ([]runtime.Mount, error) {
+// subPath, or subPathExpr expanded from env, the container's resolved
+// environment as NAME=value). configMap, secret, downwardAPI and projected
+// volumes are always read-only, as kubelet mounts them.
+func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container, env []string) ([]runtime.Mount, error) {
 	if w.volumes == nil {
 		return nil, nil
 	}
@@ -547,11 +548,19 @@ func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container) ([]runtime.Mou
 		v := byName[m.Name]
 		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil ||
 			(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly)
-		if m.SubPath != "" {
-			sub := filepath.Join(host, filepath.Clean("/"+m.SubPath))
+		subPath := m.SubPath
+		if m.SubPathExpr != "" {
+			expanded, err := expandSubPathExpr(m.SubPathExpr, env)
+			if err != nil {
+				return nil, err
+			}
+			subPath = expanded
+		}
+		if subPath != "" {
+			sub := filepath.Join(host, filepath.Clean("/"+subPath))
 			if _, err := os.Stat(sub); errors.Is(err, os.ErrNotExist) && (v.EmptyDir != nil || v.HostPath != nil || v.PersistentVolumeClaim != nil) {
 				if err := os.MkdirAll(sub, 0o777); err != nil {
-					return nil, fmt.Errorf("failed to create subPath %q of volume %q: %w", m.SubPath, m.Name, err)
+					return nil, fmt.Errorf("failed to create subPath %q of volume %q: %w", subPath, m.Name, err)
 				}
 			}
 			host = sub
@@ -559,4 +568,44 @@ func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container) ([]runtime.Mou
 		mounts = append(mounts, runtime.Mount{HostPath: host, ContainerPath: m.MountPath, ReadOnly: ro})
 	}
 	return mounts, nil
+}
+
+// expandSubPathExpr expands $(VAR) in a subPathExpr from env, as the
+// kubelet does: a variable without a value is an error, and so is a result
+// that is absolute or steps out with "..".
+func expandSubPathExpr(expr string, env []string) (string, error) {
+	vals := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	var missing []string
+	for rest := expr; ; {
+		i := strings.Index(rest, "$(")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], ')')
+		if j < 0 {
+			break
+		}
+		if name := rest[i+2 : i+j]; vals[name] == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		rest = rest[i+j+1:]
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+	}
+	sub := expandEnv(expr, vals)
+	if filepath.IsAbs(sub) {
+		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	for _, part := range strings.Split(filepath.ToSlash(sub), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", sub)
+		}
+	}
+	return sub, nil
 }

@@ -807,7 +807,7 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 	if err != nil {
 		return runtime.ContainerSpec{}, err
 	}
-	mounts, err := mountsFor(w, pod, c)
+	mounts, err := mountsFor(w, pod, c, env)
 	if err != nil {
 		return runtime.ContainerSpec{}, err
 	}
