@@ -775,7 +775,7 @@ func restartDelay(attempt int) time.Duration {
 func podSpecFor(pod *corev1.Pod) runtime.PodSpec {
 	hostname := pod.Spec.Hostname
 	if hostname == "" {
-		hostname = pod.Name
+		hostname = truncatePodHostname(pod.Name)
 	}
 	spec := runtime.PodSpec{
 		UID:           string(pod.UID),
@@ -932,4 +932,17 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 // podDescription names a pod the way kubelet's messages do: name_namespace(uid).
 func podDescription(pod *corev1.Pod) string {
 	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// hostnameMaxLen is the longest hostname Linux takes (sethostname refuses
+// 64 and more), as the kubelet's truncatePodHostnameIfNeeded has it.
+const hostnameMaxLen = 63
+
+// truncatePodHostname cuts a pod name used as its hostname to 63
+// characters, without a trailing '-' or '.', as the kubelet does.
+func truncatePodHostname(name string) string {
+	if len(name) <= hostnameMaxLen {
+		return name
+	}
+	return strings.TrimRight(name[:hostnameMaxLen], "-.")
 }
