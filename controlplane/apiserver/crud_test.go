@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -160,5 +161,25 @@ func TestGenerateNameAndDryRun(t *testing.T) {
 	got, err = shared.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil || !strings.HasPrefix(got.Name, "gen-") {
 		t.Fatalf("create: %v %v", got, err)
+	}
+}
+
+// TestReviewsRefuseTables: a review asked for as a Table gets 406, as
+// kube-apiserver answers for a backend that does not implement metadata.
+func TestReviewsRefuseTables(t *testing.T) {
+	body := `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/","verb":"get"}}}`
+	req, err := http.NewRequest(http.MethodPost, shared.url+"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := shared.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("a review as a Table: %d, want 406", resp.StatusCode)
 	}
 }

@@ -72,6 +72,14 @@ func (q *request) serveReview(handle reviewFunc) error {
 	if q.res.Namespaced && q.info.Namespace == "" {
 		return errNoRoute()
 	}
+	// A review has no table or metadata-only form: kube-apiserver's
+	// storage for it converts to neither, and answers 406.
+	if wantsAs(q.r.Header.Get("Accept")) != "" {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+			Message: "the server was unable to respond with a content type that the client supports",
+		}}
+	}
 	q.enter(stageDecoding)
 	body, err := q.readBody()
 	if err != nil {
