@@ -8,7 +8,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // BenchmarkStatefulSet20 runs a StatefulSet of 20 replicas on three
@@ -66,5 +68,56 @@ func benchStatefulSet(name string, replicas int32, policy appsv1.PodManagementPo
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}}},
 			},
 		},
+	}
+}
+
+// BenchmarkStatefulSet5Containerd runs a StatefulSet of 5 on the containerd
+// node, each pod with a claim from the default StorageClass (the built-in
+// local-path provisioner, WaitForFirstConsumer), OrderedReady, and reports
+// the time until all are Ready.
+func BenchmarkStatefulSet5Containerd(b *testing.B) {
+	requireTool(b, "containerd", "the containerd StatefulSet benchmark")
+	const replicas = 5
+	c := NewCluster(b, "--node-runtime", "containerd", "--web-listen", "")
+	ctx := context.Background()
+	for i := range b.N {
+		name := fmt.Sprintf("bench-claims-%d", i)
+		set := benchStatefulSet(name, replicas, appsv1.OrderedReadyPodManagement)
+		pod := &set.Spec.Template.Spec
+		pod.TerminationGracePeriodSeconds = ptr.To(int64(1))
+		pod.Containers[0].Image = "glassplane.local/hello:latest"
+		pod.Containers[0].Command = []string{"sh", "-c", "echo $HOSTNAME > /data/who; exec sleep 3600"}
+		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		set.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+			},
+		}}
+		start := time.Now()
+		if _, err := c.Client.AppsV1().StatefulSets("default").Create(ctx, set, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Minute)
+		for {
+			s, err := c.Client.AppsV1().StatefulSets("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.Status.ReadyReplicas == replicas {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d ready after 5 minutes", s.Status.ReadyReplicas, replicas)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "ready-s")
+		b.StopTimer()
+		if err := c.Client.AppsV1().StatefulSets("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
