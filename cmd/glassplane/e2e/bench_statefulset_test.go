@@ -118,6 +118,19 @@ func BenchmarkStatefulSet5Containerd(b *testing.B) {
 		if err := c.Client.AppsV1().StatefulSets("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		// The containers must be gone before the cluster stops: a running
+		// task keeps its state directory busy.
+		deadline = time.Now().Add(3 * time.Minute)
+		for {
+			pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+			if err == nil && len(pods.Items) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("the StatefulSet's pods were not deleted within 3 minutes")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		b.StartTimer()
 	}
 }
