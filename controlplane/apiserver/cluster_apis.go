@@ -9,6 +9,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
@@ -50,6 +51,9 @@ func clusterAPIResources() []*resource {
 			Verbs: verbsAll, StorageResource: "certificatesigningrequests", HasStatus: true,
 			Subresources:  []*subresource{statusSubresource(), csrApprovalSubresource()},
 			PrepareCreate: prepareCSRForCreate,
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"spec.signerName": obj.(*certificatesv1.CertificateSigningRequest).Spec.SignerName}
+			},
 		},
 		{
 			GVK: certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"), Resource: "clustertrustbundles", Singular: "clustertrustbundle",

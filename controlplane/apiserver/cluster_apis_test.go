@@ -94,4 +94,19 @@ func TestCertificateSigningRequestStrategy(t *testing.T) {
 	if len(approved.Status.Conditions) != 1 || approved.Status.Conditions[0].Type != certificatesv1.CertificateApproved || approved.Spec.SignerName != "example.com/signer" {
 		t.Errorf("after approval: conditions %v, signer %q", approved.Status.Conditions, approved.Spec.SignerName)
 	}
+	for selector, want := range map[string]int{"spec.signerName=example.com/signer": 1, "spec.signerName=example.com/other": 0} {
+		list, err := csrs.List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			t.Fatalf("%s: %v", selector, err)
+		}
+		n := 0
+		for _, c := range list.Items {
+			if c.Name == csr.Name {
+				n++
+			}
+		}
+		if n != want {
+			t.Errorf("%s lists the CSR %d times, want %d", selector, n, want)
+		}
+	}
 }
