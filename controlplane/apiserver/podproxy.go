@@ -120,6 +120,16 @@ func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Va
 	}
 	transport := &http.Transport{TLSClientConfig: q.s.cfg.KubeletClient.TLS.Clone(), ForceAttemptHTTP2: false}
 	transport.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	if err := q.reverseProxy(target, transport); err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("failed to reach node %s: %v", node.Name, err))
+	}
+	return nil
+}
+
+// reverseProxy streams the request to target without the client's
+// credentials (Authorization, Impersonate-*) and the answer back; it
+// returns the error that kept it from reaching target.
+func (q *request) reverseProxy(target *url.URL, transport *http.Transport) error {
 	defer transport.CloseIdleConnections()
 	var proxyErr error
 	proxy := &httputil.ReverseProxy{
@@ -140,10 +150,7 @@ func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Va
 		},
 	}
 	proxy.ServeHTTP(q.w, q.r.WithContext(q.ctx))
-	if proxyErr != nil {
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("failed to reach node %s: %v", node.Name, proxyErr))
-	}
-	return nil
+	return proxyErr
 }
 
 // podContainer picks the container a request names, or the pod's only

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -151,28 +150,8 @@ func (q *request) forwardHTTP(scheme, host, what string) error {
 	}
 	target := &url.URL{Scheme: scheme, Host: host, Path: rest, RawQuery: q.r.URL.RawQuery}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	defer transport.CloseIdleConnections()
-	var proxyErr error
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = target
-			pr.Out.Host = target.Host
-			pr.Out.Header.Del("Authorization")
-			for k := range pr.Out.Header {
-				if strings.HasPrefix(k, "Impersonate-") {
-					pr.Out.Header.Del(k)
-				}
-			}
-		},
-		Transport:     transport,
-		FlushInterval: -1,
-		ErrorHandler: func(_ http.ResponseWriter, _ *http.Request, err error) {
-			proxyErr = err
-		},
-	}
-	proxy.ServeHTTP(q.w, q.r.WithContext(q.ctx))
-	if proxyErr != nil {
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach %s: %v", what, proxyErr))
+	if err := q.reverseProxy(target, transport); err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach %s: %v", what, err))
 	}
 	return nil
 }
