@@ -365,7 +365,10 @@ type ScoreCell struct {
 
 // Etcd is the key explorer.
 type Etcd struct {
-	Total  int
+	// Unavailable, when set, says why the cluster's etcd cannot be shown
+	// (and nothing else is).
+	Unavailable string
+	Total       int
 	Groups []KeyGroup
 	// Focus is the namespace the tree opens on: that of the newest write
 	// to a namespaced key outside the system's namespaces ("" for none).

@@ -6,5 +6,6 @@
 // dashboard's from web, each mounted with its Register method. The API also
 // listens in process (DialAPI, pipe.go): the components of `glassplane up`
 // connect through Unix socket pairs, with the same TLS and client
-// certificates, rather than TCP over loopback.
+// certificates, rather than TCP over loopback. Without an API address it
+// serves the dashboard alone (`glassplane dashboard`, against any cluster).
 package server

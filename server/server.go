@@ -23,7 +23,8 @@ const DefaultShutdownTimeout = 5 * time.Second
 
 // Config says where and how the two applications listen.
 type Config struct {
-	// APIListen is the API's host:port (HTTPS).
+	// APIListen is the API's host:port (HTTPS); empty serves no API (the
+	// dashboard alone, `glassplane dashboard`).
 	APIListen string
 	// WebListen is the dashboard's host:port (HTTP); empty disables it.
 	WebListen string
@@ -59,16 +60,22 @@ func New(cfg Config) (*Server, error) {
 		ClientAuth:   tls.VerifyClientCertIfGiven,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
-	apiLn, err := net.Listen("tcp", cfg.APIListen)
-	if err != nil {
-		return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
+	s := &Server{log: log}
+	var apiLn net.Listener
+	if cfg.APIListen != "" {
+		var err error
+		if apiLn, err = net.Listen("tcp", cfg.APIListen); err != nil {
+			return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
+		}
+		pipe := newPipeListener(apiLn.Addr())
+		s.api, s.apiLn, s.apiPipe, s.apiPipeTLS = newEcho(log), tls.NewListener(apiLn, tlsCfg), pipe, tls.NewListener(pipe, tlsCfg)
 	}
-	pipe := newPipeListener(apiLn.Addr())
-	s := &Server{api: newEcho(log), apiLn: tls.NewListener(apiLn, tlsCfg), apiPipe: pipe, apiPipeTLS: tls.NewListener(pipe, tlsCfg), log: log}
 	if cfg.WebListen != "" {
 		webLn, err := net.Listen("tcp", cfg.WebListen)
 		if err != nil {
-			apiLn.Close()
+			if apiLn != nil {
+				apiLn.Close()
+			}
 			return nil, fmt.Errorf("failed to listen on %q for the dashboard: %w", cfg.WebListen, err)
 		}
 		s.web = newEcho(log)
@@ -97,7 +104,8 @@ func isUpgrade(c *echo.Context) bool {
 	return strings.EqualFold(c.Request().Header.Get("Upgrade"), "websocket")
 }
 
-// API returns the API application, for controlplane/apiserver to register on.
+// API returns the API application, for controlplane/apiserver to register
+// on (nil without Config.APIListen).
 func (s *Server) API() *echo.Echo { return s.api }
 
 // Web returns the dashboard application (nil when disabled).
@@ -126,7 +134,9 @@ func (s *Server) DialAPI(ctx context.Context, network, addr string) (net.Conn, e
 // Run serves both applications until ctx ends, then shuts them down.
 func (s *Server) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serve(ctx, s.api, s.log, s.apiLn, s.apiPipeTLS) })
+	if s.api != nil {
+		g.Go(func() error { return serve(ctx, s.api, s.log, s.apiLn, s.apiPipeTLS) })
+	}
 	if s.web != nil {
 		g.Go(func() error { return serve(ctx, s.web, s.log, s.webLn) })
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // The dashboard's own permissions, asked of RBAC like any other (see
@@ -282,7 +283,7 @@ func groupOf(apiVersion string) string {
 // resourceGroup is the API group of resource: the stored object's, or
 // when there is none, discovery's (through the apply form's mapper); ""
 // when neither knows.
-func (d *Dashboard) resourceGroup(resource string, kv *storage.KeyValue) string {
+func (d *Dashboard) resourceGroup(resource string, kv *source.KeyValue) string {
 	if kv != nil {
 		if h := decodeHead(kv.Value); h.APIVersion != "" {
 			return groupOf(h.APIVersion)
@@ -300,11 +301,11 @@ func (d *Dashboard) resourceGroup(resource string, kv *storage.KeyValue) string 
 
 // listable keeps the stored objects of a resource that reader may list in
 // their namespaces (cluster-wide for cluster-scoped ones).
-func listable(ctx context.Context, reader *userAccess, group, resource string, kvs []storage.KeyValue) []storage.KeyValue {
+func listable(ctx context.Context, reader *userAccess, group, resource string, kvs []source.KeyValue) []source.KeyValue {
 	if reader == nil {
 		return kvs
 	}
-	out := make([]storage.KeyValue, 0, len(kvs))
+	out := make([]source.KeyValue, 0, len(kvs))
 	for _, kv := range kvs {
 		ref, ok := parseKey(kv.Key)
 		if ok && reader.mayList(ctx, group, resource, ref.Namespace) {

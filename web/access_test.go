@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/coder/websocket"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -159,12 +161,12 @@ func TestStreamFiltersByReader(t *testing.T) {
 	ctx := context.Background()
 	r := &stubReviewer{allow: map[string]bool{"list apps deployments team-a": true}}
 	cl := &client{send: make(chan outgoing, 16), dropped: make(chan struct{}), viewer: newAccess(r).forUser(&identity{User: "alice"})}
-	deployment := func(ns string) storage.Event {
+	deployment := func(ns string) source.Event {
 		b, _ := json.Marshal(&appsv1.Deployment{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: types.UID("uid-" + ns)},
 		})
-		return storage.Event{Type: storage.EventPut, Key: storage.Key("deployments", ns, "web"), Value: b, Revision: 5, Created: true}
+		return source.Event{Type: source.EventPut, Key: storage.Key("deployments", ns, "web"), Value: b, Revision: 5, Created: true}
 	}
 	var msgs []Message
 	msgs = append(msgs, storageMessages(deployment("team-b"), time.Now())...)

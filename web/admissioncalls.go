@@ -7,15 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // AnnotationDynamicAdmission is the audit annotation in which the API
 // server records every admission webhook call and admission policy
 // evaluation of a request, in call order, as a JSON array of
-// AdmissionCall (audit.AnnotationDynamicAdmission).
-const AnnotationDynamicAdmission = audit.AnnotationDynamicAdmission
+// AdmissionCall (v1alpha1.AnnotationDynamicAdmission).
+const AnnotationDynamicAdmission = v1alpha1.AnnotationDynamicAdmission
 
 // AdmissionCall is one webhook call or policy evaluation during a
 // request's admission, as the API server records it under

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestDecodeAdmissionCalls(t *testing.T) {
@@ -56,10 +57,10 @@ func TestDecodeAdmissionCalls(t *testing.T) {
 
 func TestAdmissionCallsOnTheAdmissionStage(t *testing.T) {
 	ann := map[string]string{
-		audit.AnnotationStages:     "authentication,authorization,admission,etcd",
+		v1alpha1.AnnotationStages:  "authentication,authorization,admission,etcd",
 		AnnotationDynamicAdmission: `[{"kind":"MutatingWebhook","configuration":"c","name":"w.example.com","durationMicros":2500,"result":"patched","patch":[{"op":"add","path":"/metadata/labels/x","value":"<b>"}]},{"kind":"ValidatingWebhook","configuration":"v","name":"deny.example.com","durationMicros":3,"result":"error-ignored","message":"connection refused"}]`,
 	}
-	ev := &audit.Event{Verb: "create", Annotations: ann}
+	ev := &auditv1.Event{Verb: "create", Annotations: ann}
 	var admission *struct{}
 	for _, s := range stagesOf(ev) {
 		if s.Name != "admission" {
@@ -108,15 +109,15 @@ func TestRequestsPageShowsAdmissionCalls(t *testing.T) {
 	e := newEnv(t)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ev := auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", t0, map[string]string{
-		audit.AnnotationStages:      "authentication,authorization,admission",
-		audit.AnnotationFailedStage: "admission",
+		v1alpha1.AnnotationStages:      "authentication,authorization,admission",
+		v1alpha1.AnnotationFailedStage: "admission",
 		AnnotationDynamicAdmission: `[{"kind":"MutatingWebhook","configuration":"labels","name":"label.example.com","durationMicros":1520,"result":"patched","patch":[{"op":"add","path":"/metadata/labels/x","value":"<script>alert(1)</script>"}]},` +
 			`{"kind":"ValidatingAdmissionPolicy","configuration":"no-latest","name":"no-latest-binding","durationMicros":40,"result":"denied","message":"image tag <latest> is not allowed"}]`,
 	})
 	ev.ResponseStatus = &metav1.Status{Code: 422, Message: "denied"}
 	e.ring.Add(ev)
 	bad := auditEvent("create", "pods", "", "default", "other", "kubernetes-admin", t0.Add(time.Second), map[string]string{
-		audit.AnnotationStages:     "authentication,authorization,admission,etcd",
+		v1alpha1.AnnotationStages:  "authentication,authorization,admission,etcd",
 		AnnotationDynamicAdmission: `{"kind":`,
 	})
 	e.ring.Add(bad)

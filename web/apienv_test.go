@@ -28,6 +28,8 @@ import (
 	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/pki"
 	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/web/source"
+	"github.com/glassplane/glassplane/web/source/storesource"
 )
 
 // apiEnv is a dashboard in front of a real API server (over TLS, with
@@ -92,10 +94,12 @@ func newAPIEnv(t *testing.T) *apiEnv {
 	app := echo.New()
 	web := httptest.NewUnstartedServer(app)
 	web.Start()
-	dash, err := New(Config{
-		Store: store, Audit: ring, Mode: "simulated", RESTConfig: cfg, Logger: log,
-		LinkUser: pki.AdminUser, LinkGroups: []string{pki.AdminGroup, "system:authenticated"}, LinkFile: linkFile, URL: web.URL,
-	})
+	dashAudit := &testAudit{log: source.NewAuditLog(0)}
+	go storesource.FeedAudit(ctx, ring, dashAudit.log)
+	dcfg := storeSources(store, dashAudit.log)
+	dcfg.Mode, dcfg.RESTConfig, dcfg.Logger = "simulated", cfg, log
+	dcfg.LinkUser, dcfg.LinkGroups, dcfg.LinkFile, dcfg.URL = pki.AdminUser, []string{pki.AdminGroup, "system:authenticated"}, linkFile, web.URL
+	dash, err := New(dcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +124,7 @@ func newAPIEnv(t *testing.T) *apiEnv {
 		t.Fatal("the dashboard hub did not start")
 	}
 	e := &apiEnv{
-		env: &env{ctx: ctx, store: store, ring: ring, dash: dash, srv: web}, cfg: cfg, linkFile: linkFile,
+		env: &env{ctx: ctx, store: store, ring: dashAudit, dash: dash, srv: web}, cfg: cfg, linkFile: linkFile,
 		client: kubernetes.NewForConfigOrDie(cfg), ext: apiextensionsclient.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg),
 	}
 	return e

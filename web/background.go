@@ -2,8 +2,7 @@ package web
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
 // Kinds of background step: what the cluster does to keep itself going
@@ -32,7 +31,7 @@ var reviewResources = map[string]bool{
 // backgroundOf says which kind of background step an API request is, or ""
 // for a step of the story: a person's or a controller's request about an
 // object.
-func backgroundOf(ev *audit.Event) string {
+func backgroundOf(ev *auditv1.Event) string {
 	// What the dashboard asks as itself is its own check; what it sends
 	// impersonating a logged-in user (an apply, a delete) is that user's.
 	if ev.User.Username == dashboardUser && ev.ImpersonatedUser == nil {

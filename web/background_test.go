@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	authnv1 "k8s.io/api/authentication/v1"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestBackgroundOf(t *testing.T) {
@@ -41,7 +42,7 @@ func TestBackgroundOf(t *testing.T) {
 	}
 	// The dashboard's apply for a logged-in user is that user's step.
 	applied := auditEvent("create", "pods", "", "default", "mypod", dashboardUser, time.Now(), nil)
-	applied.ImpersonatedUser = &audit.UserInfo{Username: "glassplane-admin"}
+	applied.ImpersonatedUser = &authnv1.UserInfo{Username: "glassplane-admin"}
 	if got := backgroundOf(applied); got != "" {
 		t.Errorf("backgroundOf(an apply impersonating glassplane-admin) = %q, want a step of the story", got)
 	}
@@ -60,7 +61,7 @@ func TestOverviewFoldsBackground(t *testing.T) {
 	e := newEnv(t)
 	t0 := time.Now().Add(-time.Minute)
 	e.ring.Add(auditEvent("create", "pods", "", "default", "mypod", "glassplane-admin", t0, map[string]string{
-		audit.AnnotationStages: "authentication,authorization,admission,etcd",
+		v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd",
 	}))
 	for i := range 60 {
 		at := t0.Add(time.Duration(i+1) * time.Second)
@@ -99,7 +100,7 @@ func TestActorOfImpersonation(t *testing.T) {
 	if got := actorOf(ev); got != dashboardUser {
 		t.Errorf("actorOf(the dashboard's own request) = %q", got)
 	}
-	ev.ImpersonatedUser = &audit.UserInfo{Username: "alice", Groups: []string{"team-a"}}
+	ev.ImpersonatedUser = &authnv1.UserInfo{Username: "alice", Groups: []string{"team-a"}}
 	if got := actorOf(ev); got != "alice" {
 		t.Errorf("actorOf(a request impersonating alice) = %q, want alice", got)
 	}

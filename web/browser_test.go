@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/web/webtest"
 )
 
@@ -48,7 +49,7 @@ func TestBrowser(t *testing.T) {
 	})
 	t.Run("the feed shows requests", func(t *testing.T) {
 		e.ring.Add(auditEvent("create", "pods", "binding", "default", "web", "system:kube-scheduler", time.Now(),
-			map[string]string{audit.AnnotationStages: "authentication,authorization,admission,etcd"}))
+			map[string]string{v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd"}))
 		webtest.WaitSelector(t, ctx, webtest.TestID("feed-item")+` [data-stage="etcd"][data-state="ok"]`)
 	})
 	webtest.Screenshot(t, ctx, filepath.Join(out, "dashboard-overview.png"))

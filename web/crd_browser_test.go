@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/web/webtest"
 )
 
@@ -60,7 +61,7 @@ func TestBrowserCustomResources(t *testing.T) {
 		webtest.Navigate(t, ctx, e.srv.URL+"/requests")
 		webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
 		e.ring.Add(auditEvent("create", "widgets", "", "default", "w2", "kubernetes-admin", time.Now(), map[string]string{
-			audit.AnnotationStages: "authentication,authorization,admission,etcd",
+			v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd",
 			AnnotationDynamicAdmission: `[{"kind":"MutatingWebhook","configuration":"labels","name":"label.example.com","durationMicros":1520,"result":"patched","patch":[{"op":"add","path":"/metadata/labels/x","value":` +
 				string(hostileJSON) + `}]},{"kind":"ValidatingAdmissionPolicy","configuration":"p","name":"p-binding","durationMicros":12,"result":"allowed"}]`,
 		}))

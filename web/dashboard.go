@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 	"k8s.io/client-go/rest"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
-	"github.com/glassplane/glassplane/controlplane/storage"
 	"github.com/glassplane/glassplane/static"
 )
 
@@ -27,10 +27,16 @@ const csrfField = "_csrf"
 
 // Config is what the dashboard reads from and writes through.
 type Config struct {
-	// Store is the object store the pages and the websocket read.
-	Store *storage.Store
-	// Audit holds the API server's audit events; nil shows no requests.
-	Audit *audit.Ring
+	// Store is the cluster's objects by etcd key, which the pages and the
+	// websocket read (web/source/kube reads them through the API).
+	Store source.Store
+	// Etcd is the key explorer's raw view of the cluster's etcd; nil when
+	// the dashboard cannot read it (the explorer says so).
+	Etcd source.Etcd
+	// Audit holds the audit events the dashboard was given (watched from
+	// the auditevents API or received as the API server's audit webhook);
+	// nil shows no requests.
+	Audit *source.AuditLog
 	// RESTConfig is the dashboard's identity at the API server, used by the
 	// apply form; nil disables applying.
 	RESTConfig *rest.Config
@@ -192,7 +198,10 @@ func (d *Dashboard) Run(ctx context.Context) error {
 // auditSeq returns the newest audit sequence number kept; a page reads it
 // before its data so that its websocket resumes without a gap.
 func (d *Dashboard) auditSeq() int64 {
-	return lastSeq(d.cfg.Audit)
+	if d.cfg.Audit == nil {
+		return 0
+	}
+	return d.cfg.Audit.Last()
 }
 
 // layout returns the shared page data for a page read at etcd revision rev

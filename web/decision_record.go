@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // boundDecision reads the attempt that bound pod namespace/name (of uid)
@@ -15,8 +16,8 @@ import (
 // the pod page shows; nil when the pod has no record or was not bound by
 // a recorded attempt.
 func (d *Dashboard) boundDecision(ctx context.Context, namespace, name, uid string) (*components.Decision, error) {
-	kv, err := d.cfg.Store.Get(ctx, storage.Key("configmaps", explain.RecordNamespace, explain.RecordName(namespace, name)))
-	if errors.Is(err, storage.ErrNotFound) {
+	kv, err := d.cfg.Store.Get(ctx, source.Key("configmaps", explain.RecordNamespace, explain.RecordName(namespace, name)))
+	if errors.Is(err, source.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/etcd"
 	"github.com/glassplane/glassplane/controlplane/etcd/etcdtest"
 	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/web/source"
+	"github.com/glassplane/glassplane/web/source/storesource"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
 // deadline bounds every wait in these tests; generous, since the machine is
@@ -28,9 +30,22 @@ const testHistory = 8
 type env struct {
 	ctx   context.Context
 	store *storage.Store
-	ring  *audit.Ring
+	ring  *testAudit
 	dash  *Dashboard
 	srv   *httptest.Server
+}
+
+// testAudit hands the audit events a test makes up to the dashboard's
+// audit log, as if an API server had sent them.
+type testAudit struct{ log *source.AuditLog }
+
+// Add adds ev to the log at once.
+func (a *testAudit) Add(ev *auditv1.Event) { a.log.Add(ev) }
+
+// storeSources is the Config of a dashboard reading store directly (the
+// tests without an API server) and audit events from log.
+func storeSources(store *storage.Store, log *source.AuditLog) Config {
+	return Config{Store: storesource.Store{S: store}, Etcd: storesource.NewEtcd(store), Audit: log}
 }
 
 func newEnv(t *testing.T) *env {
@@ -55,8 +70,10 @@ func newEnvHistory(t *testing.T, n int) *env {
 			t.Errorf("store: %v", err)
 		}
 	}()
-	ring := audit.NewRing(0)
-	dash, err := New(Config{Store: store, Audit: ring, Mode: "simulated"})
+	ring := &testAudit{log: source.NewAuditLog(0)}
+	cfg := storeSources(store, ring.log)
+	cfg.Mode = "simulated"
+	dash, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // etcd serves /etcd: every key under /registry/ grouped by resource and
@@ -18,6 +19,10 @@ import (
 // long as etcd keeps it); ?rev= picks the key's value at a revision and
 // ?from=&to= the two revisions to diff. Raw etcd bypasses every object's
 // RBAC, so a logged-in user needs get on etcdkeys.glassplane.io.
+//
+// The keys come from Config.Etcd (Glassplane's etcdkeys API, or the
+// cluster's etcd read directly); without it the page says the cluster's
+// etcd cannot be read, once.
 func (d *Dashboard) etcd(c *echo.Context) error {
 	ctx := c.Request().Context()
 	if reader := d.readerOf(c.Request()); !reader.mayReadEtcd(ctx) {
@@ -38,14 +43,18 @@ func (d *Dashboard) etcd(c *echo.Context) error {
 		params[i] = max(v, 0)
 	}
 	at, rev, from, to := params[0], params[1], params[2], params[3]
+	if d.cfg.Etcd == nil {
+		vm := components.Etcd{Unavailable: noEtcdMessage}
+		return render(c, http.StatusOK, components.EtcdPage(d.layout("etcd", components.PageEtcd, d.cfg.Store.Revision(), seq), vm))
+	}
 	current := d.cfg.Store.Revision()
-	list, err := d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{Revision: at})
+	list, err := d.cfg.Etcd.Keys(ctx, source.Root, at)
 	var atError string
 	switch {
-	case errors.Is(err, storage.ErrCompacted), errors.Is(err, storage.ErrFutureRevision):
+	case errors.Is(err, source.ErrCompacted), errors.Is(err, source.ErrFutureRevision):
 		atError = fmt.Sprintf("etcd cannot show revision %d: %v. Showing the newest revision instead.", at, err)
 		at = 0
-		list, err = d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{})
+		list, err = d.cfg.Etcd.Keys(ctx, source.Root, 0)
 	}
 	if err != nil {
 		return fmt.Errorf("failed to list etcd keys: %w", err)
@@ -70,12 +79,13 @@ func (d *Dashboard) keyDetail(c *echo.Context, vm *components.Etcd, key string, 
 	if rev > 0 && (start == 0 || rev < start) {
 		start = rev
 	}
-	versions, end, err := keyHistory(c.Request().Context(), d.cfg.Store.Client(), key, 0)
-	if errors.Is(err, storage.ErrNotFound) && start > 0 {
-		versions, end, err = keyHistory(c.Request().Context(), d.cfg.Store.Client(), key, start)
+	ctx := c.Request().Context()
+	versions, end, err := d.cfg.Etcd.History(ctx, key, 0, historyLength)
+	if errors.Is(err, source.ErrNotFound) && start > 0 {
+		versions, end, err = d.cfg.Etcd.History(ctx, key, start, historyLength)
 	}
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, source.ErrNotFound):
 		vm.Selected = nil
 		vm.Missing = key
 		return nil
@@ -98,7 +108,7 @@ func (d *Dashboard) keyDetail(c *echo.Context, vm *components.Etcd, key string, 
 		}
 	}
 	v := versions[chosen]
-	vm.Selected = etcdValue(&storage.KeyValue{Key: key, Value: v.Value, CreateRevision: v.CreateRevision, ModRevision: v.ModRevision})
+	vm.Selected = etcdValue(&source.KeyValue{Key: key, Value: v.Value, CreateRevision: v.CreateRevision, ModRevision: v.ModRevision})
 	vm.Selected.Version = v.Version
 	vm.Selected.Current = chosen == 0
 	base := keyHref(key)
@@ -140,17 +150,17 @@ func (d *Dashboard) keyDetail(c *echo.Context, vm *components.Etcd, key string, 
 }
 
 // versionAt is the value the key had at revision rev.
-func versionAt(versions []keyVersion, rev int64) (keyVersion, bool) {
+func versionAt(versions []source.KeyVersion, rev int64) (source.KeyVersion, bool) {
 	for _, v := range versions {
 		if v.ModRevision <= rev {
 			return v, true
 		}
 	}
-	return keyVersion{}, false
+	return source.KeyVersion{}, false
 }
 
 // etcdDiff compares two values as pretty JSON, secrets masked.
-func etcdDiff(a, b keyVersion) *components.EtcdDiff {
+func etcdDiff(a, b source.KeyVersion) *components.EtcdDiff {
 	d := &components.EtcdDiff{From: a.ModRevision, To: b.ModRevision}
 	for _, l := range lineDiff(prettyJSON(maskSecrets(a.Value)), prettyJSON(maskSecrets(b.Value))) {
 		d.Lines = append(d.Lines, components.DiffLine{Op: string(l.Op), Text: l.Text})
@@ -164,10 +174,15 @@ func etcdDiff(a, b keyVersion) *components.EtcdDiff {
 	return d
 }
 
+// noEtcdMessage is what the explorer says of a cluster whose etcd the
+// dashboard cannot read.
+const noEtcdMessage = "This cluster's etcd cannot be read from the dashboard: its API server does not serve etcdkeys.glassplane.io " +
+	"and the dashboard was started without --etcd-endpoints. Everything else works; objects link here no further."
+
 // etcdModel groups keys (already in key order) by storage resource and
 // namespace and picks out the selected one; at > 0 keeps the links at that
 // revision. The tree opens on the focus namespace and the selected key.
-func etcdModel(kvs []storage.KeyValue, selected string, at int64) components.Etcd {
+func etcdModel(kvs []source.KeyValue, selected string, at int64) components.Etcd {
 	vm := components.Etcd{Total: len(kvs)}
 	group := map[string]int{}
 	for i := range kvs {
@@ -221,7 +236,7 @@ var systemNamespaces = map[string]bool{"kube-system": true, "kube-node-lease": t
 // focusNamespace is the namespace of the newest write to a namespaced key
 // outside the system's namespaces, most often that of the object the user
 // applied last ("" when there is none).
-func focusNamespace(kvs []storage.KeyValue) string {
+func focusNamespace(kvs []source.KeyValue) string {
 	var focus string
 	var newest int64
 	for i := range kvs {
@@ -237,7 +252,7 @@ func focusNamespace(kvs []storage.KeyValue) string {
 }
 
 // etcdValue is a key's value for display, secrets masked.
-func etcdValue(kv *storage.KeyValue) *components.EtcdValue {
+func etcdValue(kv *source.KeyValue) *components.EtcdValue {
 	v := &components.EtcdValue{
 		Key: kv.Key, JSON: prettyJSON(maskSecrets(kv.Value)), CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision,
 	}

@@ -3,13 +3,13 @@ package web
 import (
 	"testing"
 
-	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/web/source"
 )
 
 // TestEtcdModelFocus: the tree opens on the namespace of the newest write
 // outside the system's namespaces, and on the selected key's.
 func TestEtcdModelFocus(t *testing.T) {
-	kvs := []storage.KeyValue{
+	kvs := []source.KeyValue{
 		{Key: "/registry/clusterrolebindings/admin", ModRevision: 2},
 		{Key: "/registry/leases/team-a/lock", ModRevision: 40},
 		{Key: "/registry/pods/default/old", ModRevision: 5},

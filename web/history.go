@@ -1,15 +1,7 @@
 package web
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"strings"
-
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 const (
@@ -19,67 +11,6 @@ const (
 	// by their first lines only.
 	diffMaxLines = 2000
 )
-
-// keyVersion is one value a key had.
-type keyVersion struct {
-	ModRevision    int64
-	CreateRevision int64
-	// Version counts the writes since the key was created (1 = created).
-	Version int64
-	Value   []byte
-}
-
-// historyEnd says why the walk back stopped.
-type historyEnd struct {
-	// CreatedAt is the revision that created the key when the walk reached it.
-	CreatedAt int64
-	// CompactedAt is the revision etcd no longer keeps, when the walk hit it.
-	CompactedAt int64
-	// Truncated is true when the walk stopped at historyLength.
-	Truncated bool
-}
-
-// keyHistory walks a key's values back through etcd's revisions, newest
-// first, starting at the value it had at revision at (0: now): each value's
-// ModRevision minus one reads the value before it, until the key's creation
-// or a compacted revision. It returns ErrNotFound when the key did not exist
-// at the starting revision.
-func keyHistory(ctx context.Context, cli *clientv3.Client, key string, at int64) ([]keyVersion, historyEnd, error) {
-	var out []keyVersion
-	var end historyEnd
-	rev := at
-	for len(out) < historyLength {
-		ctx, cancel := context.WithTimeout(ctx, storage.DefaultRequestTimeout)
-		var opts []clientv3.OpOption
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := cli.Get(ctx, key, opts...)
-		cancel()
-		if errors.Is(err, rpctypes.ErrCompacted) {
-			end.CompactedAt = rev
-			return out, end, nil
-		}
-		if err != nil {
-			return nil, end, fmt.Errorf("failed to read %q at revision %d: %w", key, rev, err)
-		}
-		if len(resp.Kvs) == 0 {
-			if len(out) == 0 {
-				return nil, end, storage.ErrNotFound
-			}
-			return out, end, nil
-		}
-		kv := resp.Kvs[0]
-		out = append(out, keyVersion{ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision, Version: kv.Version, Value: kv.Value})
-		if kv.Version == 1 || kv.ModRevision == kv.CreateRevision {
-			end.CreatedAt = kv.CreateRevision
-			return out, end, nil
-		}
-		rev = kv.ModRevision - 1
-	}
-	end.Truncated = true
-	return out, end, nil
-}
 
 // diffOp marks a line of a diff.
 type diffOp byte

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	"golang.org/x/net/html"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // TestHostileNamesStayText puts markup in names, labels and annotations and
@@ -26,8 +26,8 @@ func TestHostileNamesStayText(t *testing.T) {
 	e.put(t, "/registry/pods/default/"+hostileName, p)
 	e.put(t, "/registry/events/default/x.1", coreEvent("x.1", p, hostileName, hostileName, hostileName, time.Now()))
 	ev := auditEvent("create", "pods", "", "default", hostileName, hostileName, time.Now(), map[string]string{
-		audit.AnnotationEtcdKey: "/registry/pods/default/" + hostileName, audit.AnnotationEtcdRevision: "2",
-		audit.AnnotationReason: hostileName, audit.AnnotationAdmissionPrefix + hostileName: hostileName,
+		v1alpha1.AnnotationEtcdKey: "/registry/pods/default/" + hostileName, v1alpha1.AnnotationEtcdRevision: "2",
+		v1alpha1.AnnotationReason: hostileName, v1alpha1.AnnotationAdmissionPrefix + hostileName: hostileName,
 	})
 	ev.User.Groups = []string{hostileName}
 	e.ring.Add(ev)

@@ -8,8 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
-	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/web/source"
 )
 
 const (
@@ -71,8 +70,8 @@ func (c *client) wants(typ string) bool {
 // hub runs one storage watch and one audit subscription and fans their
 // messages out to every connected page.
 type hub struct {
-	store *storage.Store
-	ring  *audit.Ring
+	store source.Store
+	ring  *source.AuditLog
 	log   *slog.Logger
 	ready chan struct{}
 
@@ -84,7 +83,7 @@ type hub struct {
 	seq int64
 }
 
-func newHub(store *storage.Store, ring *audit.Ring, log *slog.Logger) *hub {
+func newHub(store source.Store, ring *source.AuditLog, log *slog.Logger) *hub {
 	return &hub{store: store, ring: ring, log: log, ready: make(chan struct{}), clients: make(map[*client]struct{})}
 }
 
@@ -95,7 +94,7 @@ func (h *hub) run(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	var records <-chan audit.Record
+	var records <-chan source.AuditRecord
 	if h.ring != nil {
 		records = h.ring.Subscribe(ctx)
 	}
@@ -130,16 +129,16 @@ func (h *hub) run(ctx context.Context) error {
 // watch opens the storage watch after the newest revision broadcast. When
 // that revision is compacted away, every page is told to resync and the
 // watch restarts from now. It returns a nil channel once ctx ends.
-func (h *hub) watch(ctx context.Context) <-chan storage.Event {
+func (h *hub) watch(ctx context.Context) <-chan source.Event {
 	for ctx.Err() == nil {
 		h.mu.Lock()
 		from := h.rev
 		h.mu.Unlock()
-		ch, err := h.store.Watch(ctx, storage.Root, from)
+		ch, err := h.store.Watch(ctx, source.Root, from)
 		if err == nil {
 			return ch
 		}
-		if errors.Is(err, storage.ErrCompacted) {
+		if errors.Is(err, source.ErrCompacted) {
 			h.log.Warn("dashboard stream fell behind compaction; pages resync", "from", from)
 			h.mu.Lock()
 			h.rev = h.store.Revision()
@@ -156,7 +155,7 @@ func (h *hub) watch(ctx context.Context) <-chan storage.Event {
 	return nil
 }
 
-func (h *hub) broadcastStorage(ev storage.Event) {
+func (h *hub) broadcastStorage(ev source.Event) {
 	h.mu.Lock()
 	if ev.Revision > h.rev {
 		h.rev = ev.Revision
@@ -175,7 +174,7 @@ func (h *hub) broadcastStorage(ev storage.Event) {
 	}
 }
 
-func (h *hub) broadcastAudit(rec audit.Record) {
+func (h *hub) broadcastAudit(rec source.AuditRecord) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if rec.Seq <= h.seq {
@@ -288,14 +287,10 @@ func (h *hub) dropAll() {
 	}
 }
 
-// lastSeq is the newest sequence number in the ring (0 when empty or nil).
-func lastSeq(ring *audit.Ring) int64 {
-	if ring == nil {
+// lastSeq is the newest sequence number in the log (0 when empty or nil).
+func lastSeq(log *source.AuditLog) int64 {
+	if log == nil {
 		return 0
 	}
-	recs := ring.Since(0)
-	if len(recs) == 0 {
-		return 0
-	}
-	return recs[len(recs)-1].Seq
+	return log.Last()
 }

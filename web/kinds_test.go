@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // widgetCRD is a namespaced CRD of example.com whose names are accepted.
@@ -136,7 +136,7 @@ func TestKindTableMapsCustomResources(t *testing.T) {
 	if !ok || ref.StorageResource != "example.com/policies" || ref.Namespace != "default" || ref.Name != "p1" {
 		t.Fatalf("parseKey = %+v, %v", ref, ok)
 	}
-	msgs := storageMessages(storage.Event{Type: storage.EventPut, Key: "/registry/example.com/policies/default/p1", Revision: 7, Created: true,
+	msgs := storageMessages(source.Event{Type: source.EventPut, Key: "/registry/example.com/policies/default/p1", Revision: 7, Created: true,
 		Value: []byte(`{"apiVersion":"example.com/v1","kind":"Policy","metadata":{"name":"p1","namespace":"default","uid":"u1"},"spec":"a string"}`)}, time.Now())
 	if len(msgs) != 2 || msgs[1].Href != "/objects/policies.example.com/default/p1" || msgs[1].Resource != "policies" || msgs[1].Kind != "Policy" {
 		t.Errorf("watch message %+v", msgs)

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // eventsLength is how many Events the events page lists.
@@ -29,7 +30,7 @@ func (d *Dashboard) events(c *echo.Context) error {
 		Type: c.QueryParam("type"), Reason: c.QueryParam("reason"), Kind: c.QueryParam("kind"),
 		Namespace: c.QueryParam("namespace"), Text: c.QueryParam("q"),
 	}
-	list, err := d.cfg.Store.List(ctx, storage.Prefix("events", f.Namespace), storage.ListOptions{})
+	list, err := d.cfg.Store.List(ctx, source.Prefix("events", f.Namespace), source.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to list events: %w", err)
 	}
@@ -89,11 +90,11 @@ func (d *Dashboard) nodes(c *echo.Context) error {
 	reader := d.readerOf(c.Request())
 	seq := d.auditSeq()
 	f := components.NodeFilter{Ready: c.QueryParam("ready"), Text: c.QueryParam("q")}
-	nodes, err := d.cfg.Store.List(ctx, storage.Prefix("minions", ""), storage.ListOptions{})
+	nodes, err := d.cfg.Store.List(ctx, source.Prefix("minions", ""), source.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to list nodes: %w", err)
 	}
-	pods, err := d.cfg.Store.List(ctx, storage.Prefix("pods", ""), storage.ListOptions{Revision: nodes.Revision})
+	pods, err := d.cfg.Store.List(ctx, source.Prefix("pods", ""), source.ListOptions{Revision: nodes.Revision})
 	if err != nil {
 		return fmt.Errorf("failed to list pods: %w", err)
 	}

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	"github.com/glassplane/glassplane/web/source"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // Message types on the websocket.
@@ -128,7 +130,7 @@ func stagesJSON(stages []components.Stage) []StageState {
 // storageMessages turns one etcd change into its messages: always an etcd
 // message, plus a watch message for an object or an event message for a new
 // or updated core Event.
-func storageMessages(ev storage.Event, now time.Time) []Message {
+func storageMessages(ev source.Event, now time.Time) []Message {
 	ts := timestamp(now)
 	msgs := []Message{{
 		Type: MessageEtcd, EventType: string(ev.Type), Key: ev.Key, Revision: ev.Revision,
@@ -147,7 +149,7 @@ func storageMessages(ev storage.Event, now time.Time) []Message {
 				ref.Name, ref.Namespace = e.Name, e.Namespace
 			}
 			msgs[0].Kind, msgs[0].Namespace, msgs[0].Name = e.Kind, ref.Namespace, ref.Name
-			if ev.Type == storage.EventDelete {
+			if ev.Type == source.EventDelete {
 				return msgs
 			}
 			return append(msgs, eventMessage(&e, ev.Key, ev.Revision))
@@ -265,9 +267,9 @@ func hasCondition(s *objectSummary, t string) bool {
 	return false
 }
 
-func watchType(ev storage.Event) string {
+func watchType(ev source.Event) string {
 	switch {
-	case ev.Type == storage.EventDelete:
+	case ev.Type == source.EventDelete:
 		return "DELETED"
 	case ev.Created:
 		return "ADDED"
@@ -299,14 +301,14 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 // actorOf is who a request acted as: the impersonated user when there is
 // one (the dashboard's writes for a logged-in user are that user's), else
 // the authenticated user.
-func actorOf(ev *audit.Event) string {
+func actorOf(ev *auditv1.Event) string {
 	if ev.ImpersonatedUser != nil && ev.ImpersonatedUser.Username != "" {
 		return ev.ImpersonatedUser.Username
 	}
 	return ev.User.Username
 }
 
-func auditRecordMessage(rec audit.Record) Message {
+func auditRecordMessage(rec source.AuditRecord) Message {
 	ev := rec.Event
 	resource, sub, ns, name := auditRef(ev)
 	m := Message{
@@ -315,7 +317,7 @@ func auditRecordMessage(rec audit.Record) Message {
 		Component: actorOf(ev), Timestamp: timestamp(ev.RequestReceivedTimestamp.Time),
 		Message: auditMessage(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 		Stages:     stagesJSON(stagesOf(ev)),
-		Key:        ev.Annotations[audit.AnnotationEtcdKey],
+		Key:        ev.Annotations[v1alpha1.AnnotationEtcdKey],
 		Request:    requestInfo(ev),
 		Background: backgroundOf(ev),
 		scope:      readScope{kind: scopeAudit, user: actorOf(ev)},
@@ -323,7 +325,7 @@ func auditRecordMessage(rec audit.Record) Message {
 	if ev.ObjectRef != nil {
 		m.UID, m.APIVersion = string(ev.ObjectRef.UID), ev.ObjectRef.APIVersion
 	}
-	if r, err := strconv.ParseInt(ev.Annotations[audit.AnnotationEtcdRevision], 10, 64); err == nil {
+	if r, err := strconv.ParseInt(ev.Annotations[v1alpha1.AnnotationEtcdRevision], 10, 64); err == nil {
 		m.Revision, m.ResourceVersion = r, strconv.FormatInt(r, 10)
 	}
 	if resource != "" && name != "" {

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glassplane/glassplane/controlplane/storage"
+	"github.com/glassplane/glassplane/web/source"
 )
 
 func TestStorageMessages(t *testing.T) {
 	now := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
-	put := func(key, value string) storage.Event {
-		return storage.Event{Type: storage.EventPut, Key: key, Value: []byte(value), Revision: 7}
+	put := func(key, value string) source.Event {
+		return source.Event{Type: source.EventPut, Key: key, Value: []byte(value), Revision: 7}
 	}
 	tests := []struct {
 		name string
-		ev   storage.Event
+		ev   source.Event
 		// want is the second message's fields; wantType "" means the change
 		// yields only its etcd message.
 		wantType, kind, phase, node, ready, component string
@@ -68,7 +68,7 @@ func TestStorageMessages(t *testing.T) {
 		wantType: MessageEvent, kind: "Pod", component: "kubelet", object: "-",
 	}, {
 		name: "deleted core event",
-		ev:   storage.Event{Type: storage.EventDelete, Key: "/registry/events/default/web.1", Value: []byte(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":"default"}}`), Revision: 7},
+		ev:   source.Event{Type: source.EventDelete, Key: "/registry/events/default/web.1", Value: []byte(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":"default"}}`), Revision: 7},
 	}, {
 		name: "outside the registry",
 		ev:   put("/other/key", `{}`),
@@ -110,7 +110,7 @@ func TestStorageMessages(t *testing.T) {
 // writes it, into its messages: what the dashboard's hub does for every
 // storage change while a page watches.
 func BenchmarkStorageMessages(b *testing.B) {
-	ev := storage.Event{Type: storage.EventPut, Key: "/registry/pods/default/web-7d4b9c8f5-x2k8q", Revision: 7, Value: []byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-7d4b9c8f5-x2k8q","generateName":"web-7d4b9c8f5-","namespace":"default","uid":"0b1c6a2e-5d7f-4c1e-9a51-6f0e2d3c4b5a","resourceVersion":"1234","creationTimestamp":"2026-12-02T06:00:00Z","labels":{"app":"web","pod-template-hash":"7d4b9c8f5"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9c8f5","uid":"a1b2c3d4-e5f6-4a5b-8c9d-0e1f2a3b4c5d","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"2026-12-02T06:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}},{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-12-02T06:00:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:phase":{},"f:podIP":{}}},"subresource":"status"}]},"spec":{"volumes":[{"name":"kube-api-access-abcde","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],"containers":[{"name":"web","image":"glassplane.local/hello:latest","resources":{"requests":{"cpu":"10m","memory":"16Mi"}},"volumeMounts":[{"name":"kube-api-access-abcde","readOnly":true,"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"sim-1","securityContext":{},"schedulerName":"default-scheduler","tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],"priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},"status":{"phase":"Running","conditions":[{"type":"PodReadyToStartContainers","status":"True","lastTransitionTime":"2026-12-02T06:00:01Z"},{"type":"Initialized","status":"True","lastTransitionTime":"2026-12-02T06:00:00Z"},{"type":"Ready","status":"True","lastTransitionTime":"2026-12-02T06:00:02Z"},{"type":"ContainersReady","status":"True","lastTransitionTime":"2026-12-02T06:00:02Z"},{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-12-02T06:00:00Z"}],"hostIP":"10.0.0.1","podIP":"10.88.0.5","podIPs":[{"ip":"10.88.0.5"}],"startTime":"2026-12-02T06:00:00Z","containerStatuses":[{"name":"web","state":{"running":{"startedAt":"2026-12-02T06:00:02Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"glassplane.local/hello:latest","imageID":"sha256:0123","containerID":"containerd://abc","started":true}],"qosClass":"Burstable"}}`)}
+	ev := source.Event{Type: source.EventPut, Key: "/registry/pods/default/web-7d4b9c8f5-x2k8q", Revision: 7, Value: []byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-7d4b9c8f5-x2k8q","generateName":"web-7d4b9c8f5-","namespace":"default","uid":"0b1c6a2e-5d7f-4c1e-9a51-6f0e2d3c4b5a","resourceVersion":"1234","creationTimestamp":"2026-12-02T06:00:00Z","labels":{"app":"web","pod-template-hash":"7d4b9c8f5"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9c8f5","uid":"a1b2c3d4-e5f6-4a5b-8c9d-0e1f2a3b4c5d","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"2026-12-02T06:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}},{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-12-02T06:00:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:phase":{},"f:podIP":{}}},"subresource":"status"}]},"spec":{"volumes":[{"name":"kube-api-access-abcde","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],"containers":[{"name":"web","image":"glassplane.local/hello:latest","resources":{"requests":{"cpu":"10m","memory":"16Mi"}},"volumeMounts":[{"name":"kube-api-access-abcde","readOnly":true,"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"sim-1","securityContext":{},"schedulerName":"default-scheduler","tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],"priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},"status":{"phase":"Running","conditions":[{"type":"PodReadyToStartContainers","status":"True","lastTransitionTime":"2026-12-02T06:00:01Z"},{"type":"Initialized","status":"True","lastTransitionTime":"2026-12-02T06:00:00Z"},{"type":"Ready","status":"True","lastTransitionTime":"2026-12-02T06:00:02Z"},{"type":"ContainersReady","status":"True","lastTransitionTime":"2026-12-02T06:00:02Z"},{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-12-02T06:00:00Z"}],"hostIP":"10.0.0.1","podIP":"10.88.0.5","podIPs":[{"ip":"10.88.0.5"}],"startTime":"2026-12-02T06:00:00Z","containerStatuses":[{"name":"web","state":{"running":{"startedAt":"2026-12-02T06:00:02Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"glassplane.local/hello:latest","imageID":"sha256:0123","containerID":"containerd://abc","started":true}],"qosClass":"Burstable"}}`)}
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // object serves /objects/<resource>/[<namespace>/]<name>: the stored object
@@ -30,7 +31,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 	ctx := c.Request().Context()
 	reader := d.readerOf(c.Request())
 	resource, namespace, name := c.Param("resource"), c.Param("namespace"), c.Param("name")
-	key := storage.Key(storageResource(resource), namespace, name)
+	key := source.Key(storageResource(resource), namespace, name)
 	// A custom resource's page may name it "plural.group"; RBAC and the
 	// audit trail name it by its plural.
 	resource = apiName(resource)
@@ -39,12 +40,12 @@ func (d *Dashboard) object(c *echo.Context) error {
 	// A namespaced object's Events are in its namespace (Kubernetes refuses
 	// others), and so are its dependents'; a cluster-scoped object's may be
 	// in any.
-	events, err := d.cfg.Store.List(ctx, storage.Prefix("events", namespace), storage.ListOptions{})
+	events, err := d.cfg.Store.List(ctx, source.Prefix("events", namespace), source.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to list events for %q: %w", key, err)
 	}
 	kv, err := d.cfg.Store.Get(ctx, key)
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+	if err != nil && !errors.Is(err, source.ErrNotFound) {
 		return fmt.Errorf("failed to read %q: %w", key, err)
 	}
 	if reader != nil {
@@ -161,7 +162,7 @@ type timedEvent struct {
 	at time.Time
 }
 
-func newEventIndex(events []storage.KeyValue, recorded map[string]time.Time) eventIndex {
+func newEventIndex(events []source.KeyValue, recorded map[string]time.Time) eventIndex {
 	x := eventIndex{}
 	for _, kv := range events {
 		e := &corev1.Event{}

@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // objectDelete deletes the object of an object page through the API, as
@@ -29,8 +29,8 @@ func (d *Dashboard) objectDelete(c *echo.Context) error {
 	if d.applier == nil {
 		return fail(errNoAPI.Error())
 	}
-	kv, err := d.cfg.Store.Get(ctx, storage.Key(storageResource(resource), namespace, name))
-	if errors.Is(err, storage.ErrNotFound) {
+	kv, err := d.cfg.Store.Get(ctx, source.Key(storageResource(resource), namespace, name))
+	if errors.Is(err, source.ErrNotFound) {
 		return fail(resource + " \"" + name + "\" not found")
 	}
 	if err != nil {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/glassplane/glassplane/web/source"
 
-	"github.com/glassplane/glassplane/controlplane/storage"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // objectHead is the part of every stored object the dashboard reads.
@@ -59,7 +59,7 @@ type keyRef struct {
 // parseKey splits an etcd key into storage resource, namespace and name. Keys
 // of cluster-scoped objects have no namespace.
 func parseKey(key string) (keyRef, bool) {
-	rest, ok := strings.CutPrefix(key, storage.Root)
+	rest, ok := strings.CutPrefix(key, source.Root)
 	if !ok || rest == "" {
 		return keyRef{}, false
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
@@ -80,7 +82,7 @@ func TestSecretsMaskedOnTheWay(t *testing.T) {
 	const plain = "hunter2-7f3a9c"
 	encoded := base64.StdEncoding.EncodeToString([]byte(plain))
 	value := appliedSecret(plain)
-	msgs := storageMessages(storage.Event{Type: storage.EventPut, Key: storage.Key("secrets", "default", "creds"), Value: value, Revision: 3, Created: true}, time.Now())
+	msgs := storageMessages(source.Event{Type: source.EventPut, Key: storage.Key("secrets", "default", "creds"), Value: value, Revision: 3, Created: true}, time.Now())
 	b, err := json.Marshal(msgs)
 	if err != nil {
 		t.Fatal(err)

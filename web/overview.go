@@ -10,11 +10,12 @@ import (
 	"sort"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // feedLength is how many recent steps the overview lists.
@@ -27,21 +28,21 @@ func (d *Dashboard) overview(c *echo.Context) error {
 	ctx := c.Request().Context()
 	reader := d.readerOf(c.Request())
 	seq := d.auditSeq()
-	nodes, err := d.cfg.Store.List(ctx, storage.Prefix("minions", ""), storage.ListOptions{})
+	nodes, err := d.cfg.Store.List(ctx, source.Prefix("minions", ""), source.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to list nodes: %w", err)
 	}
-	at := storage.ListOptions{Revision: nodes.Revision}
-	pods, err := d.cfg.Store.List(ctx, storage.Prefix("pods", ""), at)
+	at := source.ListOptions{Revision: nodes.Revision}
+	pods, err := d.cfg.Store.List(ctx, source.Prefix("pods", ""), at)
 	if err != nil {
 		return fmt.Errorf("failed to list pods: %w", err)
 	}
 	// Only the newest Events can make the feed. The store's history has
 	// them without reading the hour of Events a busy cluster keeps; when it
 	// does not reach back far enough, they are listed.
-	events, ok, err := d.cfg.Store.Newest(ctx, storage.Prefix("events", ""), 2*feedLength, nodes.Revision)
+	events, ok, err := d.cfg.Store.Newest(ctx, source.Prefix("events", ""), 2*feedLength, nodes.Revision)
 	if err != nil || !ok {
-		list, err := d.cfg.Store.List(ctx, storage.Prefix("events", ""), at)
+		list, err := d.cfg.Store.List(ctx, source.Prefix("events", ""), at)
 		if err != nil {
 			return fmt.Errorf("failed to list events: %w", err)
 		}
@@ -57,7 +58,7 @@ func (d *Dashboard) overview(c *echo.Context) error {
 // overviewModel places every pod in its node's box, or among the
 // unscheduled ones when its node is unknown or unset, in ordinal order
 // (orderPods), each with the claims it mounts.
-func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
+func overviewModel(nodes, pods []source.KeyValue) components.Overview {
 	var vm components.Overview
 	index := map[string]int{}
 	// A summary's decode reads the few fields a box or chip shows, not a
@@ -97,7 +98,7 @@ func overviewModel(nodes, pods []storage.KeyValue) components.Overview {
 // Events, newest first. Background steps (backgroundOf: leases, node
 // heartbeats, Event writes, permission checks) are left out unless
 // withBackground, and counted.
-func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []storage.KeyValue, withBackground bool) ([]components.FeedItem, int) {
+func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []source.KeyValue, withBackground bool) ([]components.FeedItem, int) {
 	type entry struct {
 		at   time.Time
 		item components.FeedItem
@@ -129,7 +130,7 @@ func (d *Dashboard) feed(ctx context.Context, reader *userAccess, events []stora
 	// by revision leaves room for Events whose own times are out of order
 	// (the overview asks the store for that many).
 	events = slices.Clone(events)
-	slices.SortFunc(events, func(a, b storage.KeyValue) int { return cmp.Compare(b.ModRevision, a.ModRevision) })
+	slices.SortFunc(events, func(a, b source.KeyValue) int { return cmp.Compare(b.ModRevision, a.ModRevision) })
 	if len(events) > 2*feedLength {
 		events = events[:2*feedLength]
 	}

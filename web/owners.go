@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // maxDependents bounds how many descendants an object page groups.
@@ -26,7 +27,7 @@ type ownedObject struct {
 // list its dependents and group their timelines. It is built from
 // ownerReferences alone, the way the garbage collector sees the cluster.
 func (d *Dashboard) ownerGraph(ctx context.Context, namespace string) ([]ownedObject, error) {
-	list, err := d.cfg.Store.List(ctx, storage.Root, storage.ListOptions{})
+	list, err := d.cfg.Store.List(ctx, source.Root, source.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("failed to list objects for their owners: %w", err)
 	}

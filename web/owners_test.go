@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 func owned(kind, apiVersion, name, uid string, owner metav1.Object, ownerKind string) map[string]any {
@@ -32,7 +32,7 @@ func TestOwnersAndDependents(t *testing.T) {
 	e.put(t, "/registry/pods/default/other", pod("default", "other", "node1", corev1.PodRunning))
 	e.put(t, "/registry/events/default/x.1", coreEvent("x.1", p, "Started", "kubelet", "Started container c", time.Now()))
 	e.ring.Add(auditEvent("create", "pods", "", "default", "hello-abc-x", "system:kube-controller-manager", time.Now(), map[string]string{
-		audit.AnnotationEtcdKey: "/registry/pods/default/hello-abc-x", audit.AnnotationEtcdRevision: "7",
+		v1alpha1.AnnotationEtcdKey: "/registry/pods/default/hello-abc-x", v1alpha1.AnnotationEtcdRevision: "7",
 	}))
 
 	t.Run("a deployment groups its replicasets' and pods' steps", func(t *testing.T) {

@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	authnv1 "k8s.io/api/authentication/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	"golang.org/x/net/html"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
 
@@ -48,11 +51,11 @@ func coreEvent(name string, about *corev1.Pod, reason, component, message string
 	}
 }
 
-func auditEvent(verb, resource, sub, ns, name, user string, at time.Time, ann map[string]string) *audit.Event {
-	ev := audit.NewEvent()
-	ev.Verb, ev.Stage, ev.Level = verb, audit.StageResponseComplete, audit.LevelMetadata
-	ev.User = audit.UserInfo{Username: user}
-	ev.ObjectRef = &audit.ObjectReference{Resource: resource, Subresource: sub, Namespace: ns, Name: name, APIVersion: "v1"}
+func auditEvent(verb, resource, sub, ns, name, user string, at time.Time, ann map[string]string) *auditv1.Event {
+	ev := &auditv1.Event{TypeMeta: metav1.TypeMeta{APIVersion: "audit.k8s.io/v1", Kind: "Event"}, Annotations: map[string]string{}}
+	ev.Verb, ev.Stage, ev.Level = verb, auditv1.StageResponseComplete, auditv1.LevelMetadata
+	ev.User = authnv1.UserInfo{Username: user}
+	ev.ObjectRef = &auditv1.ObjectReference{Resource: resource, Subresource: sub, Namespace: ns, Name: name, APIVersion: "v1"}
 	ev.RequestReceivedTimestamp = metav1.NewMicroTime(at)
 	ev.StageTimestamp = metav1.NewMicroTime(at.Add(time.Millisecond))
 	ev.ResponseStatus = &metav1.Status{Code: 201}
@@ -149,17 +152,17 @@ func TestPages(t *testing.T) {
 		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "token", "namespace": "default"},
 		"data": map[string]any{"password": "aHVudGVyMg=="},
 	})
-	stages := map[string]string{audit.AnnotationStages: "authentication,authorization,admission,etcd", audit.AnnotationEtcdKey: "/registry/pods/default/mypod"}
+	stages := map[string]string{v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd", v1alpha1.AnnotationEtcdKey: "/registry/pods/default/mypod"}
 	e.ring.Add(auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", t0, stages))
 	e.ring.Add(auditEvent("create", "pods", "binding", "default", "mypod", "system:kube-scheduler", t0.Add(30*time.Millisecond),
-		map[string]string{audit.AnnotationStages: "authentication,authorization,admission,etcd"}))
+		map[string]string{v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd"}))
 	e.ring.Add(auditEvent("update", "pods", "status", "default", "mypod", "system:node:node1", t0.Add(500*time.Millisecond),
-		map[string]string{audit.AnnotationStages: "authentication,authorization", audit.AnnotationFailedStage: "admission"}))
+		map[string]string{v1alpha1.AnnotationStages: "authentication,authorization", v1alpha1.AnnotationFailedStage: "admission"}))
 	e.ring.Add(auditEvent("create", "pods", "", "default", "other", "kubernetes-admin", t0, nil))
 	// The kubelet's Event has a second-precision timestamp; the audit event
 	// of its write places it at +900 ms.
 	e.ring.Add(auditEvent("create", "events", "", "default", "mypod.2", "system:node:node1", t0.Add(900*time.Millisecond),
-		map[string]string{audit.AnnotationEtcdKey: "/registry/events/default/mypod.2"}))
+		map[string]string{v1alpha1.AnnotationEtcdKey: "/registry/events/default/mypod.2"}))
 
 	t.Run("overview lists pods under their node", func(t *testing.T) {
 		doc, _ := e.get(t, "/")

@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	"github.com/glassplane/glassplane/web/source"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	"github.com/labstack/echo/v5"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // requestsLength is how many requests the pipeline page lists.
@@ -42,12 +45,12 @@ type AdmissionResult struct {
 }
 
 // requestInfo reads an audit event's pipeline annotations.
-func requestInfo(ev *audit.Event) *RequestInfo {
+func requestInfo(ev *auditv1.Event) *RequestInfo {
 	ri := &RequestInfo{
-		Authenticator: ev.Annotations[audit.AnnotationAuthenticator],
+		Authenticator: ev.Annotations[v1alpha1.AnnotationAuthenticator],
 		Groups:        ev.User.Groups,
-		Decision:      ev.Annotations[audit.AnnotationDecision],
-		Reason:        rbacReason(ev.Annotations[audit.AnnotationReason]),
+		Decision:      ev.Annotations[v1alpha1.AnnotationDecision],
+		Reason:        rbacReason(ev.Annotations[v1alpha1.AnnotationReason]),
 		FailedStage:   stoppedAt(ev),
 		URI:           ev.RequestURI,
 	}
@@ -62,7 +65,7 @@ func requestInfo(ev *audit.Event) *RequestInfo {
 		}
 	}
 	for _, k := range sortedKeys(ev.Annotations) {
-		if plugin, ok := strings.CutPrefix(k, audit.AnnotationAdmissionPrefix); ok && k != AnnotationDynamicAdmission {
+		if plugin, ok := strings.CutPrefix(k, v1alpha1.AnnotationAdmissionPrefix); ok && k != AnnotationDynamicAdmission {
 			ri.Admission = append(ri.Admission, AdmissionResult{Plugin: plugin, Result: ev.Annotations[k]})
 		}
 	}
@@ -86,7 +89,7 @@ type requestFilter struct {
 	user   string
 }
 
-func (f requestFilter) match(ev *audit.Event) bool {
+func (f requestFilter) match(ev *auditv1.Event) bool {
 	if f.user != "" && !strings.Contains(actorOf(ev), f.user) {
 		return false
 	}
@@ -119,7 +122,7 @@ func (d *Dashboard) requests(c *echo.Context) error {
 }
 
 // requestRow is one audit record for the pipeline page.
-func requestRow(rec audit.Record) components.RequestRow {
+func requestRow(rec source.AuditRecord) components.RequestRow {
 	ev := rec.Event
 	m := auditRecordMessage(rec)
 	ri := requestInfo(ev)

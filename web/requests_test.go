@@ -5,29 +5,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	"golang.org/x/net/html"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 func TestRequestsPage(t *testing.T) {
 	e := newEnv(t)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	allowed := auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", t0, map[string]string{
-		audit.AnnotationStages:                             "authentication,authorization,decoding,admission,etcd",
-		audit.AnnotationStageStarts:                        "authentication=3,authorization=41,decoding=60,admission=96,etcd=1388",
-		audit.AnnotationAuthenticator:                      "x509",
-		audit.AnnotationDecision:                           "allow",
-		audit.AnnotationReason:                             `RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"`,
-		audit.AnnotationEtcdKey:                            "/registry/pods/default/mypod",
-		audit.AnnotationEtcdRevision:                       "42",
-		audit.AnnotationAdmissionPrefix + "DefaultPodSpec": `[{"op":"add","path":"/spec/restartPolicy","value":"Always"}]`,
+		v1alpha1.AnnotationStages:                             "authentication,authorization,decoding,admission,etcd",
+		v1alpha1.AnnotationStageStarts:                        "authentication=3,authorization=41,decoding=60,admission=96,etcd=1388",
+		v1alpha1.AnnotationAuthenticator:                      "x509",
+		v1alpha1.AnnotationDecision:                           "allow",
+		v1alpha1.AnnotationReason:                             `RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"`,
+		v1alpha1.AnnotationEtcdKey:                            "/registry/pods/default/mypod",
+		v1alpha1.AnnotationEtcdRevision:                       "42",
+		v1alpha1.AnnotationAdmissionPrefix + "DefaultPodSpec": `[{"op":"add","path":"/spec/restartPolicy","value":"Always"}]`,
 	})
 	denied := auditEvent("create", "pods", "", "default", hostileName, "jane", t0.Add(time.Second), map[string]string{
-		audit.AnnotationStages:      "authentication,authorization",
-		audit.AnnotationFailedStage: "authorization",
-		audit.AnnotationDecision:    "forbid",
+		v1alpha1.AnnotationStages:      "authentication,authorization",
+		v1alpha1.AnnotationFailedStage: "authorization",
+		v1alpha1.AnnotationDecision:    "forbid",
 	})
 	denied.ResponseStatus = &metav1.Status{Code: 403, Message: `pods is forbidden: User "jane" cannot create resource "pods" in API group "" in the namespace "default"`}
 	read := auditEvent("list", "pods", "", "default", "", "system:kube-scheduler", t0.Add(2*time.Second), nil)

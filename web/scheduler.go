@@ -10,12 +10,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 // liveAttemptAge is how recent an attempt must be for the page to play it
@@ -51,12 +52,12 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 	v := components.SchedulerExplain{
 		Namespace: namespace, Name: name,
 		PodHref:    objectHref("pods", namespace, name),
-		RecordKey:  storage.Key("configmaps", explain.RecordNamespace, recordName),
+		RecordKey:  source.Key("configmaps", explain.RecordNamespace, recordName),
 		RecordHref: objectHref("configmaps", explain.RecordNamespace, recordName),
 	}
 
-	podKV, err := d.cfg.Store.Get(ctx, storage.Key("pods", namespace, name))
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+	podKV, err := d.cfg.Store.Get(ctx, source.Key("pods", namespace, name))
+	if err != nil && !errors.Is(err, source.ErrNotFound) {
 		return fmt.Errorf("failed to read pod %q: %w", namespace+"/"+name, err)
 	}
 	var pod corev1.Pod
@@ -72,7 +73,7 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 	var history explain.History
 	recKV, err := d.cfg.Store.Get(ctx, v.RecordKey)
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, source.ErrNotFound):
 	case err != nil:
 		return fmt.Errorf("failed to read decision record %q: %w", v.RecordKey, err)
 	default:

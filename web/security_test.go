@@ -113,11 +113,11 @@ func newSecurityEnv(t *testing.T) *securityEnv {
 	srv := httptest.NewUnstartedServer(app)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	dash, err := New(Config{
-		Store: s.store, Audit: s.ring, Mode: "simulated", RESTConfig: &rest.Config{Host: api.URL},
-		LinkUser: "kubernetes-admin", LinkGroups: []string{"system:masters", "system:authenticated"},
-		LinkFile: s.linkFile, URL: srv.URL,
-	})
+	cfg := storeSources(s.store, s.ring.log)
+	cfg.Mode, cfg.RESTConfig = "simulated", &rest.Config{Host: api.URL}
+	cfg.LinkUser, cfg.LinkGroups = "kubernetes-admin", []string{"system:masters", "system:authenticated"}
+	cfg.LinkFile, cfg.URL = s.linkFile, srv.URL
+	dash, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	"github.com/glassplane/glassplane/web/source"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // pipeline is the order of an API request's stages with their chip labels.
@@ -28,10 +31,10 @@ var pipeline = []struct{ name, label string }{
 // stage said: "not found", "already exists"), skipped otherwise, with when
 // the request entered it where that is recorded. It returns nil when the
 // event has no pipeline annotation.
-func stagesOf(ev *audit.Event) []components.Stage {
+func stagesOf(ev *auditv1.Event) []components.Stage {
 	ann := ev.Annotations
-	list, ok := ann[audit.AnnotationStages]
-	if !ok && ann[audit.AnnotationFailedStage] == "" {
+	list, ok := ann[v1alpha1.AnnotationStages]
+	if !ok && ann[v1alpha1.AnnotationFailedStage] == "" {
 		return nil
 	}
 	failed := stoppedAt(ev)
@@ -39,7 +42,7 @@ func stagesOf(ev *audit.Event) []components.Stage {
 	for _, s := range strings.Split(list, ",") {
 		passed[strings.TrimSpace(s)] = true
 	}
-	starts := stageStarts(ann[audit.AnnotationStageStarts])
+	starts := stageStarts(ann[v1alpha1.AnnotationStageStarts])
 	out := make([]components.Stage, 0, len(pipeline))
 	for _, p := range pipeline {
 		if p.name == "decoding" && !passed[p.name] && failed != p.name {
@@ -103,8 +106,8 @@ func stageOfCode(code int) string {
 // (stageOfCode): a 404 stops at storage, a 403 from admission (a namespace
 // being deleted) at admission. A 404 for no resource at all (an unknown
 // path) and server errors keep the annotated stage.
-func stoppedAt(ev *audit.Event) string {
-	annotated := ev.Annotations[audit.AnnotationFailedStage]
+func stoppedAt(ev *auditv1.Event) string {
+	annotated := ev.Annotations[v1alpha1.AnnotationFailedStage]
 	code := auditCode(ev)
 	if code < 400 {
 		return annotated
@@ -147,7 +150,7 @@ var stopReasons = map[metav1.StatusReason]string{
 
 // stopReason says in a few words why the request was refused ("not
 // found", "already exists"); the Status message says it in full.
-func stopReason(ev *audit.Event) string {
+func stopReason(ev *auditv1.Event) string {
 	if ev.ResponseStatus == nil {
 		return "refused"
 	}
@@ -184,13 +187,13 @@ func stageStarts(v string) map[string]time.Duration {
 
 // auditRef is what an audit event acted on, with the name taken from the
 // etcd key when the request named none (a create).
-func auditRef(ev *audit.Event) (resource, subresource, namespace, name string) {
+func auditRef(ev *auditv1.Event) (resource, subresource, namespace, name string) {
 	if ev.ObjectRef != nil {
 		resource, subresource = ev.ObjectRef.Resource, ev.ObjectRef.Subresource
 		namespace, name = ev.ObjectRef.Namespace, ev.ObjectRef.Name
 	}
 	if name == "" {
-		if ref, ok := parseKey(ev.Annotations[audit.AnnotationEtcdKey]); ok {
+		if ref, ok := parseKey(ev.Annotations[v1alpha1.AnnotationEtcdKey]); ok {
 			name, namespace = ref.Name, ref.Namespace
 			if resource == "" {
 				resource = apiResource(ref.StorageResource)
@@ -201,7 +204,7 @@ func auditRef(ev *audit.Event) (resource, subresource, namespace, name string) {
 }
 
 // auditAction reads like "create pods/binding".
-func auditAction(ev *audit.Event) string {
+func auditAction(ev *auditv1.Event) string {
 	resource, sub, _, _ := auditRef(ev)
 	if sub != "" {
 		return ev.Verb + " " + resource + "/" + sub
@@ -213,8 +216,8 @@ func auditAction(ev *audit.Event) string {
 }
 
 // auditFailed tells whether the request was refused.
-func auditFailed(ev *audit.Event) bool {
-	if ev.Annotations[audit.AnnotationFailedStage] != "" {
+func auditFailed(ev *auditv1.Event) bool {
+	if ev.Annotations[v1alpha1.AnnotationFailedStage] != "" {
 		return true
 	}
 	return ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400
@@ -222,15 +225,15 @@ func auditFailed(ev *audit.Event) bool {
 
 // auditMessage is the status message of a refused request, or the
 // authorization reason of an allowed one.
-func auditMessage(ev *audit.Event) string {
+func auditMessage(ev *auditv1.Event) string {
 	if ev.ResponseStatus != nil && ev.ResponseStatus.Message != "" {
 		return ev.ResponseStatus.Message
 	}
-	return ev.Annotations[audit.AnnotationReason]
+	return ev.Annotations[v1alpha1.AnnotationReason]
 }
 
 // auditCode is the HTTP status of the response.
-func auditCode(ev *audit.Event) int {
+func auditCode(ev *auditv1.Event) int {
 	if ev.ResponseStatus == nil {
 		return 0
 	}
@@ -264,15 +267,15 @@ func eventTime(ev *corev1.Event) time.Time {
 // to when the API server received that write. Events in the legacy shape only
 // carry second-precision timestamps; the write's audit time orders them
 // among the requests to the millisecond.
-func recordedTimes(ring *audit.Ring) map[string]time.Time {
+func recordedTimes(ring *source.AuditLog) map[string]time.Time {
 	times := map[string]time.Time{}
 	if ring == nil {
 		return times
 	}
-	for _, rec := range ring.Find(func(ev *audit.Event) bool {
-		return ev.ObjectRef != nil && ev.ObjectRef.Resource == "events" && mutating(ev.Verb) && ev.Annotations[audit.AnnotationEtcdKey] != ""
+	for _, rec := range ring.Find(func(ev *auditv1.Event) bool {
+		return ev.ObjectRef != nil && ev.ObjectRef.Resource == "events" && mutating(ev.Verb) && ev.Annotations[v1alpha1.AnnotationEtcdKey] != ""
 	}) {
-		times[rec.Event.Annotations[audit.AnnotationEtcdKey]] = rec.Event.RequestReceivedTimestamp.Time
+		times[rec.Event.Annotations[v1alpha1.AnnotationEtcdKey]] = rec.Event.RequestReceivedTimestamp.Time
 	}
 	return times
 }

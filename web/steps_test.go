@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/glassplane/glassplane/api/v1alpha1"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestStoppedAt reads where a request stopped from its status and the API
@@ -69,9 +69,9 @@ func TestStoppedAt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ann := map[string]string{audit.AnnotationStages: tt.entered}
+			ann := map[string]string{v1alpha1.AnnotationStages: tt.entered}
 			if tt.annotated != "" {
-				ann[audit.AnnotationFailedStage] = tt.annotated
+				ann[v1alpha1.AnnotationFailedStage] = tt.annotated
 			}
 			ev := auditEvent(tt.verb, tt.resource, "", "default", "mypod", "glassplane-admin", time.Now(), ann)
 			ev.ResponseStatus = &metav1.Status{Code: tt.code, Reason: tt.reason}
@@ -104,16 +104,16 @@ func TestStoppedAt(t *testing.T) {
 // already carries the reason does not repeat it.
 func TestRequestInfoSaysTheReasonOnce(t *testing.T) {
 	allowed := auditEvent("delete", "pods", "", "default", "gone", "glassplane-admin", time.Now(), map[string]string{
-		audit.AnnotationStages: "authentication,authorization", audit.AnnotationFailedStage: "authorization",
-		audit.AnnotationDecision: "allow", audit.AnnotationReason: `RBAC: allowed by ClusterRoleBinding "cluster-admin"`,
+		v1alpha1.AnnotationStages: "authentication,authorization", v1alpha1.AnnotationFailedStage: "authorization",
+		v1alpha1.AnnotationDecision: "allow", v1alpha1.AnnotationReason: `RBAC: allowed by ClusterRoleBinding "cluster-admin"`,
 	})
 	allowed.ResponseStatus = &metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound, Message: `pods "gone" not found`}
 	if ri := requestInfo(allowed); ri.Reason != `allowed by ClusterRoleBinding "cluster-admin"` || ri.FailedStage != "etcd" {
 		t.Errorf("allowed 404: reason %q, failed stage %q", ri.Reason, ri.FailedStage)
 	}
 	denied := auditEvent("create", "pods", "", "default", "x", "jane", time.Now(), map[string]string{
-		audit.AnnotationStages: "authentication,authorization", audit.AnnotationFailedStage: "authorization",
-		audit.AnnotationDecision: "forbid", audit.AnnotationReason: "RBAC: role.rbac.authorization.k8s.io \"r\" not found",
+		v1alpha1.AnnotationStages: "authentication,authorization", v1alpha1.AnnotationFailedStage: "authorization",
+		v1alpha1.AnnotationDecision: "forbid", v1alpha1.AnnotationReason: "RBAC: role.rbac.authorization.k8s.io \"r\" not found",
 	})
 	denied.ResponseStatus = &metav1.Status{Code: 403, Reason: metav1.StatusReasonForbidden,
 		Message: `pods is forbidden: User "jane" cannot create resource "pods" in API group "" in the namespace "default": RBAC: role.rbac.authorization.k8s.io "r" not found`}

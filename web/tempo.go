@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/labstack/echo/v5"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,12 +19,11 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/storage"
 	"github.com/glassplane/glassplane/controlplane/tempo"
 )
 
 // tempoKey is the tempo object's etcd key.
-var tempoKey = storage.Prefix("configmaps", tempo.Namespace) + tempo.Name
+var tempoKey = source.Prefix("configmaps", tempo.Namespace) + tempo.Name
 
 // tempoState reads the tempo from the store.
 func (d *Dashboard) tempoState(ctx context.Context) tempo.State {

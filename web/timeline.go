@@ -7,10 +7,12 @@ import (
 	"sort"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/components"
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // timelineEntry is a row with the time it sorts by, and the uid of the
@@ -41,7 +43,7 @@ type incarnation struct {
 func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o components.Object, events eventIndex) ([]components.TimelineRow, []components.Incarnation) {
 	var entries []timelineEntry
 	if d.cfg.Audit != nil {
-		for _, rec := range d.cfg.Audit.Find(func(ev *audit.Event) bool { return auditAbout(ev, o) }) {
+		for _, rec := range d.cfg.Audit.Find(func(ev *auditv1.Event) bool { return auditAbout(ev, o) }) {
 			ev := rec.Event
 			if !reader.mayReadAudit(ctx, actorOf(ev)) {
 				continue
@@ -51,7 +53,7 @@ func (d *Dashboard) timeline(ctx context.Context, reader *userAccess, o componen
 				Stages: stagesOf(ev), Code: auditCode(ev), Failed: auditFailed(ev),
 				AuditHref: requestHref(rec.Seq),
 			}
-			if key, rev := ev.Annotations[audit.AnnotationEtcdKey], ev.Annotations[audit.AnnotationEtcdRevision]; key != "" && rev != "" {
+			if key, rev := ev.Annotations[v1alpha1.AnnotationEtcdKey], ev.Annotations[v1alpha1.AnnotationEtcdRevision]; key != "" && rev != "" {
 				row.Revision = rev
 				row.RevisionHref = keyHref(key) + "&rev=" + rev
 			}
@@ -244,8 +246,8 @@ func storedUID(o components.Object) string {
 
 // auditAbout tells whether an audit event acted on the object, by its etcd
 // key or its resource, namespace and name.
-func auditAbout(ev *audit.Event, o components.Object) bool {
-	if k := ev.Annotations[audit.AnnotationEtcdKey]; k != "" && k == o.Key {
+func auditAbout(ev *auditv1.Event, o components.Object) bool {
+	if k := ev.Annotations[v1alpha1.AnnotationEtcdKey]; k != "" && k == o.Key {
 		return true
 	}
 	resource, _, namespace, name := auditRef(ev)

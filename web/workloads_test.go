@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/net/html"
 	"time"
+
+	"golang.org/x/net/html"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassplane/glassplane/web/source"
+
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v5"
-
-	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
 const (
@@ -190,10 +190,10 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl *client, since, until int64) error {
 	rctx, cancel := context.WithTimeout(ctx, replayTimeout)
 	defer cancel()
-	events, err := d.cfg.Store.Watch(rctx, storage.Root, since)
+	events, err := d.cfg.Store.Watch(rctx, source.Root, since)
 	if err != nil {
 		reason := fmt.Sprintf("revision %d can no longer be replayed: %v", since, err)
-		if !errors.Is(err, storage.ErrCompacted) && !errors.Is(err, storage.ErrFutureRevision) {
+		if !errors.Is(err, source.ErrCompacted) && !errors.Is(err, source.ErrFutureRevision) {
 			d.log.Warn("failed to replay the dashboard stream", "since", since, "err", err)
 		}
 		return writeMessages(ctx, conn, Message{Type: MessageResync, Reason: reason})

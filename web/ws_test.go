@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassplane/glassplane/api/v1alpha1"
+
 	"github.com/coder/websocket"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // stream is one dashboard websocket with the messages of the frame being
@@ -93,9 +93,9 @@ func TestWebsocket(t *testing.T) {
 		}
 		e.ring.Add(auditEvent("create", "pods", "binding", "default", "live", "system:kube-scheduler", time.Now(),
 			map[string]string{
-				audit.AnnotationStages:       "authentication,authorization,admission,etcd",
-				audit.AnnotationStageStarts:  "authentication=2,authorization=30,admission=95,etcd=1388",
-				audit.AnnotationEtcdRevision: "77",
+				v1alpha1.AnnotationStages:       "authentication,authorization,admission,etcd",
+				v1alpha1.AnnotationStageStarts:  "authentication=2,authorization=30,admission=95,etcd=1388",
+				v1alpha1.AnnotationEtcdRevision: "77",
 			}))
 		m = next(t, conn, isType(MessageAudit))
 		if m.Action != "create pods/binding" || m.Component != "system:kube-scheduler" || m.Revision != 77 || len(m.Stages) != 4 || m.Stages[3].State != "ok" {

@@ -37,6 +37,8 @@ import (
 	"github.com/glassplane/glassplane/controlplane/usage"
 	"github.com/glassplane/glassplane/server"
 	"github.com/glassplane/glassplane/web"
+	"github.com/glassplane/glassplane/web/source"
+	"github.com/glassplane/glassplane/web/source/storesource"
 )
 
 // upOptions is what the user set on `glassplane up`.
@@ -273,8 +275,11 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
+		dashAudit := source.NewAuditLog(0)
+		go storesource.FeedAudit(ctx, ring, dashAudit)
 		dash, err = web.New(web.Config{
-			Store: store, Audit: ring, RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token,
+			Store: storesource.Store{S: store}, Etcd: storesource.NewEtcd(store), Audit: dashAudit,
+			RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token,
 			Listen: o.webListen, AcceptHosts: o.webAcceptHosts, URL: srv.WebURL(),
 			LinkUser: pki.AdminUser, LinkGroups: []string{pki.AdminGroup, auth.GroupAuthenticated},
 			LinkFile: filepath.Join(dataDir, "dashboard-login"),

@@ -1,0 +1,387 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/glassplane/glassplane/web/source"
+)
+
+const (
+	// watchFailures is how many times in a row a resource's watch may
+	// fail to open before a Watch served apart from the backlog ends (the
+	// store's own watches keep trying).
+	watchFailures = 5
+	// watchTimeout is the least a resource's watch asks the server to run
+	// before it ends it; each asks for up to twice that, so that they do
+	// not all reopen at once.
+	watchTimeout = 5 * time.Minute
+	// shortWatch is how soon a watch that ends without an event counts as
+	// a failure to open.
+	shortWatch = time.Second
+)
+
+// Watch implements source.Store. A watch from a revision the backlog
+// covers (or from now) is served from it; an older one opens a watch per
+// resource under prefix from that revision, after asking the API server
+// whether it still keeps it. Either ends when ctx ends or a resource's
+// watch fell behind the server's compaction; the caller resumes from the
+// newest revision it saw.
+func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan source.Event, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	covered, _, newest := s.feed.covers(from)
+	if from == 0 {
+		from, covered = newest, true
+	}
+	if from > newest {
+		// Newer than the store's watches saw: maybe newer than the server.
+		if err := s.checkRevision(ctx, from); err != nil {
+			return nil, err
+		}
+	}
+	if covered {
+		if ch, ok := s.feed.subscribe(ctx, prefix, from); ok {
+			return ch, nil
+		}
+	}
+	s.mu.Lock()
+	compactedFrom, runCtx := s.compactedFrom, s.runCtx
+	s.mu.Unlock()
+	if from <= compactedFrom {
+		return nil, fmt.Errorf("%w: a watch from revision %d was refused as too old", source.ErrCompacted, compactedFrom)
+	}
+	if err := s.checkRevision(ctx, from); err != nil {
+		return nil, err
+	}
+	out := make(chan source.Event)
+	mctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(runCtx, cancel)
+	m := s.newMerger(mctx, cancel, prefix, from, false, func(ctx context.Context, c change) bool {
+		if !strings.HasPrefix(c.Key, prefix) {
+			return true
+		}
+		select {
+		case out <- c.Event:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+	go func() {
+		m.wait()
+		stop()
+		close(out)
+	}()
+	return out, nil
+}
+
+// startFeed opens the store's own watch of every resource from revision
+// rev, feeding the backlog, until ctx ends; the returned channel closes
+// when it has.
+func (s *Store) startFeed(ctx context.Context, rev int64) <-chan struct{} {
+	s.feed.begin(rev)
+	mctx, cancel := context.WithCancel(ctx)
+	m := s.newMerger(mctx, cancel, source.Root, rev, true, func(_ context.Context, c change) bool {
+		s.feed.add(c)
+		if strings.HasPrefix(c.Key, source.Prefix(storageResources[crdResource.GroupResource()], "")) ||
+			strings.HasPrefix(c.Key, source.Prefix(storageResources[apiServiceResource.GroupResource()], "")) {
+			// A CRD or an APIService changed: so may the resources.
+			select {
+			case s.refresh <- struct{}{}:
+			default:
+			}
+		}
+		return true
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.wait()
+		s.feed.stop()
+	}()
+	return done
+}
+
+// merger runs one watch per resource under a prefix and delivers their
+// changes, adding and removing resources as discovery finds them.
+type merger struct {
+	s      *Store
+	prefix string
+	// from is the revision the resources known at the start watch from;
+	// those discovered later are listed first, then watched.
+	from int64
+	// feed is set for the store's own watches, which never give up and
+	// mark a gap in the backlog where a resource fell behind compaction.
+	feed    bool
+	deliver func(context.Context, change) bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu sync.Mutex // guards the fields below
+	// running holds the running followers by resource.
+	running map[schema.GroupVersionResource]*follower
+	closed  bool
+}
+
+// follower is one resource's watch within a merger.
+type follower struct {
+	t      target
+	cancel context.CancelFunc
+}
+
+// newMerger starts watching the resources under prefix from revision
+// from and registers for discovery's changes; it stops when ctx ends
+// (cancel ends ctx).
+func (s *Store) newMerger(ctx context.Context, cancel context.CancelFunc, prefix string, from int64, feed bool, deliver func(context.Context, change) bool) *merger {
+	m := &merger{
+		s: s, prefix: prefix, from: from, feed: feed, deliver: deliver, ctx: ctx, cancel: cancel,
+		running: map[schema.GroupVersionResource]*follower{},
+	}
+	s.mu.Lock()
+	s.mergers[m] = struct{}{}
+	res := s.res
+	s.mu.Unlock()
+	if res != nil {
+		m.start(res, true)
+	}
+	return m
+}
+
+// wait blocks until the merger's context ends and every follower is done,
+// then unregisters it.
+func (m *merger) wait() {
+	<-m.ctx.Done()
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.wg.Wait()
+	m.s.mu.Lock()
+	delete(m.s.mergers, m)
+	m.s.mu.Unlock()
+}
+
+// sync follows the resources of a new discovery: it stops the watches of
+// resources no longer served and lists then watches the new ones.
+func (m *merger) sync(res *resourceMap) { m.start(res, false) }
+
+func (m *merger) start(res *resourceMap, initial bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	want := map[schema.GroupVersionResource]bool{}
+	for _, t := range res.under(m.prefix) {
+		want[t.res.GVR] = true
+		if _, ok := m.running[t.res.GVR]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(m.ctx)
+		f := &follower{t: t, cancel: cancel}
+		m.running[t.res.GVR] = f
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			defer cancel()
+			m.follow(ctx, f, initial)
+			m.mu.Lock()
+			if m.running[t.res.GVR] == f {
+				delete(m.running, t.res.GVR)
+			}
+			m.mu.Unlock()
+		}()
+	}
+	for gvr, f := range m.running {
+		if !want[gvr] {
+			f.cancel()
+			delete(m.running, gvr)
+		}
+	}
+}
+
+// follow watches one resource: from the merger's revision when it was
+// known at the start, else after a list whose objects it delivers as
+// puts. A watch the server ends is reopened from the last revision seen.
+func (m *merger) follow(ctx context.Context, f *follower, initial bool) {
+	t, log := f.t, m.s.log.With("resource", f.t.res.GVR.String())
+	rev := m.from
+	if !initial {
+		var err error
+		for attempt := 1; ; attempt++ {
+			if rev, err = m.listAll(ctx, t); err == nil {
+				break
+			}
+			if ctx.Err() != nil || forbiddenOrGone(err) || (!m.feed && attempt >= watchFailures) {
+				m.ended(ctx, t, err)
+				return
+			}
+			log.Debug("failed to list a new resource; retrying", "err", err)
+			if !sleep(ctx, backoff(attempt)) {
+				return
+			}
+		}
+	}
+	failures := 0
+	for ctx.Err() == nil {
+		began := time.Now()
+		next, events, err := m.watchOnce(ctx, t, rev)
+		rev = next
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil && (events > 0 || time.Since(began) > shortWatch):
+			failures = 0
+			continue
+		case err == nil:
+			err = errors.New("the watch ended at once")
+		case compacted(err):
+			if !m.feed {
+				m.s.noteCompacted(rev)
+				m.ended(ctx, t, err)
+				return
+			}
+			// Changes were lost: restart from now, and say so.
+			now, nerr := m.s.currentRevision(ctx)
+			if nerr != nil {
+				err = nerr
+				break
+			}
+			log.Warn("a watch fell behind the API server's compaction; the backlog restarts", "revision", rev, "now", now)
+			m.s.feed.gap(now)
+			rev = now
+			continue
+		case forbiddenOrGone(err):
+			m.ended(ctx, t, err)
+			return
+		}
+		failures++
+		if !m.feed && failures >= watchFailures {
+			m.ended(ctx, t, err)
+			return
+		}
+		log.Debug("a watch failed; reopening", "revision", rev, "failures", failures, "err", err)
+		if !sleep(ctx, backoff(failures)) {
+			return
+		}
+	}
+}
+
+// ended handles a follower that stops on its own: a resource the store may
+// not read or that is gone is left out (until discovery brings it again);
+// any other error ends a merger that is not the feed.
+func (m *merger) ended(ctx context.Context, t target, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if forbiddenOrGone(err) {
+		m.s.log.Debug("not watching a resource", "resource", t.res.GVR.String(), "err", err)
+		return
+	}
+	m.s.log.Debug("a watch failed for good; the merged watch ends", "resource", t.res.GVR.String(), "err", err)
+	if !m.feed {
+		m.cancel()
+	}
+}
+
+// listAll lists a newly discovered resource and delivers its objects as
+// puts (with the list's revision, so that a watch resumed from a revision
+// before it keeps them); it returns the list's revision.
+func (m *merger) listAll(ctx context.Context, t target) (int64, error) {
+	items, rev, err := m.s.listTarget(ctx, t, m.prefix, 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, kv := range items {
+		c := change{Event: source.Event{Type: source.EventPut, Key: kv.Key, Value: kv.Value, Revision: rev, Created: true}, modRevision: kv.ModRevision}
+		if !m.deliver(ctx, c) {
+			return 0, ctx.Err()
+		}
+	}
+	return rev, nil
+}
+
+// watchOnce runs one watch of t from revision rev until the server ends it
+// or ctx ends. It returns the revision to resume from, how many changes it
+// delivered and why it ended when it failed.
+func (m *merger) watchOnce(ctx context.Context, t target, rev int64) (int64, int, error) {
+	timeout := int64((watchTimeout + rand.N(watchTimeout)) / time.Second)
+	w, err := m.s.dyn.Resource(t.res.GVR).Namespace(t.namespace).Watch(ctx, metav1.ListOptions{
+		ResourceVersion: fmt.Sprint(rev), AllowWatchBookmarks: true, TimeoutSeconds: &timeout,
+	})
+	if err != nil {
+		return rev, 0, err
+	}
+	defer w.Stop()
+	n := 0
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return rev, n, nil
+		case ev, ok = <-w.ResultChan():
+		}
+		if !ok {
+			return rev, n, nil
+		}
+		switch ev.Type {
+		case watch.Error:
+			return rev, n, apierrors.FromObject(ev.Object)
+		case watch.Bookmark:
+			if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
+				if r, err := parseRevision(obj.GetResourceVersion()); err == nil && r > 0 {
+					rev = r
+					if m.feed {
+						m.s.feed.progress(r)
+					}
+				}
+			}
+		case watch.Added, watch.Modified, watch.Deleted:
+			obj, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				return rev, n, fmt.Errorf("a watch of %s sent a %T", t.res.GVR, ev.Object)
+			}
+			kv, err := keyValue(t.res, obj)
+			if err != nil {
+				return rev, n, err
+			}
+			c := change{Event: source.Event{Key: kv.Key, Value: kv.Value, Revision: kv.ModRevision}, modRevision: kv.ModRevision}
+			switch ev.Type {
+			case watch.Deleted:
+				c.Type = source.EventDelete
+			default:
+				c.Type, c.Created = source.EventPut, ev.Type == watch.Added
+			}
+			if !m.deliver(ctx, c) {
+				return rev, n, nil
+			}
+			rev = max(rev, kv.ModRevision)
+			n++
+		}
+	}
+}
+
+// noteCompacted records that a watch from revision rev was refused as too
+// old, so that a Watch from it or before fails at once with
+// source.ErrCompacted rather than opening and ending again.
+func (s *Store) noteCompacted(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.compactedFrom = max(s.compactedFrom, rev)
+}
