@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log per-object detail (debug level)")
 	root.AddCommand(
 		newUpCommand(),
+		newDashboardCommand(),
 		newDownCommand(),
 		newSchedulerCommand(),
 		newControllerManagerCommand(),

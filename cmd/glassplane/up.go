@@ -37,8 +37,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/usage"
 	"github.com/glassplane/glassplane/server"
 	"github.com/glassplane/glassplane/web"
-	"github.com/glassplane/glassplane/web/source"
-	"github.com/glassplane/glassplane/web/source/storesource"
+	"github.com/glassplane/glassplane/web/source/kube"
 )
 
 // upOptions is what the user set on `glassplane up`.
@@ -275,15 +274,18 @@ func runUp(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
-		dashAudit := source.NewAuditLog(0)
-		go storesource.FeedAudit(ctx, ring, dashAudit)
-		dash, err = web.New(web.Config{
-			Store: storesource.Store{S: store}, Etcd: storesource.NewEtcd(store), Audit: dashAudit,
-			RESTConfig: dashCfg, Logger: log, Mode: mode, LoginToken: token,
-			Listen: o.webListen, AcceptHosts: o.webAcceptHosts, URL: srv.WebURL(),
-			LinkUser: pki.AdminUser, LinkGroups: []string{pki.AdminGroup, auth.GroupAuthenticated},
-			LinkFile: filepath.Join(dataDir, "dashboard-login"),
-		})
+		// The same dashboard as `glassplane dashboard`, reading this
+		// cluster through its API like any other client.
+		sources, err := startDashboardSources(ctx, g, dashCfg, kube.EtcdDirectConfig{}, "", true, log)
+		if err != nil {
+			return err
+		}
+		dc := sources.config
+		dc.RESTConfig, dc.Logger, dc.Mode, dc.LoginToken = dashCfg, log, mode, token
+		dc.Listen, dc.AcceptHosts, dc.URL = o.webListen, o.webAcceptHosts, srv.WebURL()
+		dc.LinkUser, dc.LinkGroups = pki.AdminUser, []string{pki.AdminGroup, auth.GroupAuthenticated}
+		dc.LinkFile = filepath.Join(dataDir, "dashboard-login")
+		dash, err = web.New(dc)
 		if err != nil {
 			return err
 		}
