@@ -23,11 +23,20 @@
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
 // only the message types, and objects of the kinds, it asks for, batched
-// into at most one frame per 50 ms). It reads
-// cluster state through the object store (storage.Store: List, Get,
-// Watch, Newest for the overview's recent Events, and its etcd client for
-// reads at past revisions) and the audit
-// ring, as any watcher of the API does; the Service part is read through
+// into at most one frame per 50 ms). It is a client of the Kubernetes API
+// like the scheduler and the controllers, and imports nothing of the API
+// server, its storage or etcd (a test checks): it reads cluster state
+// through the interfaces of package web/source, which web/source/kube
+// implements over any cluster's API. Config.Store is the cluster's
+// objects by their etcd keys (List, Get, Watch, Newest for the
+// overview's recent Events), read through the API with the dashboard's
+// identity; Config.Etcd the etcd explorer's raw keys and their history
+// (Glassplane's etcdkeys.glassplane.io API, or etcd read directly by
+// `glassplane dashboard --etcd-endpoints`; without it the explorer says
+// so once); Config.Audit the audit.k8s.io/v1 events it was given
+// (watched from auditevents.glassplane.io, or received as an API server's
+// audit webhook). `glassplane up` and `glassplane dashboard` wire the same
+// sources (cmd/glassplane/dashboard.go). The Service part is read through
 // the API with a client acting as the page's user (Dashboard.clientFor),
 // as are the claim, CronJob and HPA parts, the CRD pages and the resource
 // lists, so RBAC decides each of its reads and a refused one shows the
