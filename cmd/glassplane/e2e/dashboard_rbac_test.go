@@ -204,6 +204,7 @@ spec:
     image: glassplane.local/hello:latest
 `, ns, ns), "apply", "-f", "-")
 	}
+	c.MustKubectl(t, "", "-n", nsA, "create", "secret", "generic", "creds-"+suffix, "--from-literal=password=hunter2-"+suffix)
 	c.MustKubectl(t, "", "-n", nsA, "create", "serviceaccount", "nobody")
 	c.MustKubectl(t, "", "-n", nsA, "create", "serviceaccount", "viewer")
 	c.MustKubectl(t, "", "-n", nsA, "create", "rolebinding", "viewer", "--clusterrole=view", "--serviceaccount="+nsA+":viewer")
@@ -279,6 +280,23 @@ spec:
 		}
 		if !sawA {
 			t.Errorf("the websocket sent no watch message about pod-%s", nsA)
+		}
+		// view reads no Secrets, and raw etcd would show them all.
+		if code, body := u.get(t, "/objects/secrets/"+nsA+"/creds-"+suffix); code != http.StatusForbidden || !strings.Contains(body, "cannot get resource &#34;secrets&#34;") {
+			t.Errorf("GET a Secret in %s = %d, want 403 naming secrets:\n%s", nsA, code, tail(body, 1500))
+		}
+		if code, body := u.get(t, "/etcd"); code != http.StatusForbidden || !strings.Contains(body, "etcdkeys.glassplane.io") {
+			t.Errorf("GET /etcd = %d, want 403 naming etcdkeys.glassplane.io:\n%s", code, tail(body, 1500))
+		}
+		// view may not create: the apply form shows the document's result,
+		// the API's Forbidden.
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: viewer-write, namespace: %s}\ndata: {a: b}\n", nsA)
+		code, body := u.post(t, "/apply", "/apply", url.Values{"manifest": {cm}, "action": {"apply"}})
+		if !strings.Contains(body, `data-testid="apply-result-error">configmaps is forbidden: User &#34;`+viewerUser+`&#34; cannot create resource &#34;configmaps&#34;`) {
+			t.Errorf("the viewer's apply = %d, want the API's Forbidden as its result:\n%s", code, tail(body, 1500))
+		}
+		if out, err := c.Kubectl(t, "", "-n", nsA, "get", "configmap", "viewer-write"); err == nil {
+			t.Errorf("the viewer's apply created the ConfigMap:\n%s", out)
 		}
 	})
 }
