@@ -70,9 +70,9 @@ func served(disco discovery.DiscoveryInterface, resource string) (bool, error) {
 }
 
 // EtcdAPI is a source.Etcd that reads Glassplane's read-only etcdkeys API
-// (etcdkeys.glassplane.io/v1alpha1) as the dashboard's identity, which
-// RBAC must allow to: the keys under /registry/ at a revision, and a key's
-// values back through the revisions.
+// (etcdkeys.glassplane.io/v1alpha1) as the dashboard's identity, whom
+// RBAC must allow get and list on etcdkeys: the keys under /registry/ at a
+// revision, and a key's values back through the revisions.
 type EtcdAPI struct {
 	client *rest.RESTClient
 }
@@ -97,7 +97,7 @@ func (e *EtcdAPI) Keys(ctx context.Context, prefix string, rev int64) (*source.L
 	out := &source.ListResult{Revision: rev}
 	cont := ""
 	for {
-		req := e.client.Get().Resource("etcdkeys").Param("limit", fmt.Sprint(PageSize)).Timeout(RequestTimeout)
+		req := e.client.Get().Resource("etcdkeys").Param("limit", fmt.Sprint(PageSize)).Timeout(RequestTimeout).MaxRetries(0)
 		if cont != "" {
 			req.Param("continue", cont)
 		} else if rev > 0 {
@@ -133,7 +133,7 @@ func (e *EtcdAPI) Keys(ctx context.Context, prefix string, rev int64) (*source.L
 // which walks back at most etcdview.HistoryLength values (50).
 func (e *EtcdAPI) History(ctx context.Context, key string, at int64, n int) ([]source.KeyVersion, source.HistoryEnd, error) {
 	name := v1alpha1.EtcdKeyName(key)
-	req := e.client.Get().Resource("etcdkeys").Name(name).SubResource("history").Timeout(RequestTimeout)
+	req := e.client.Get().Resource("etcdkeys").Name(name).SubResource("history").Timeout(RequestTimeout).MaxRetries(0)
 	if at > 0 {
 		req.Param("resourceVersion", fmt.Sprint(at))
 	}

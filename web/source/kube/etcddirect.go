@@ -43,7 +43,7 @@ type EtcdDirect struct {
 var _ source.Etcd = (*EtcdDirect)(nil)
 
 // NewEtcdDirect connects to the etcd cfg names and checks that it answers.
-// Close releases the connection.
+// The connection lasts until Close or until ctx ends.
 func NewEtcdDirect(ctx context.Context, cfg EtcdDirectConfig) (*EtcdDirect, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("no etcd endpoints given")

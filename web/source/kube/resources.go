@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/glassplane/glassplane/api/v1alpha1"
 	"github.com/glassplane/glassplane/web/source"
@@ -108,33 +109,34 @@ func readable(group string, r metav1.APIResource) bool {
 // another segment than their plural; Glassplane's API server keeps the
 // same layout (controlplane/apiserver's resource table).
 var storageResources = map[schema.GroupResource]string{
-	{Resource: "nodes"}:                  "minions",
-	{Resource: "services"}:               "services/specs",
-	{Resource: "endpoints"}:              "services/endpoints",
-	{Resource: "replicationcontrollers"}: "controllers",
-	{Group: "networking.k8s.io", Resource: "ingresses"}:                   "ingress",
+	{Resource: "nodes"}:                                                    "minions",
+	{Resource: "services"}:                                                 "services/specs",
+	{Resource: "endpoints"}:                                                "services/endpoints",
+	{Resource: "replicationcontrollers"}:                                   "controllers",
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                    "ingress",
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "apiextensions.k8s.io/customresourcedefinitions",
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:            "apiregistration.k8s.io/apiservices",
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "apiregistration.k8s.io/apiservices",
 }
 
 // storageResource is gr's key segment: a custom resource's is
-// "<group>/<plural>", a built-in's its plural but for storageResources.
+// "<group>/<plural>", as is that of a resource of Glassplane's own group
+// (schedulingdecisions: /registry/glassplane.io/schedulingdecisions/);
+// a built-in's is its plural but for storageResources.
 func storageResource(gr schema.GroupResource, custom func(schema.GroupResource) bool) string {
 	if s, ok := storageResources[gr]; ok {
 		return s
 	}
-	if custom(gr) {
+	if custom(gr) || gr.Group == v1alpha1.GroupName {
 		return gr.Group + "/" + gr.Resource
 	}
 	return gr.Resource
 }
 
 // guessCustom tells custom resources apart when the CRDs cannot be read:
-// every group with a dot outside *.k8s.io and Glassplane's own is taken
-// for a CRD's (a CRD in a *.k8s.io group, as the Gateway API's, is then
-// taken for a built-in).
+// every group with a dot outside *.k8s.io is taken for a CRD's (a CRD in
+// a *.k8s.io group, as the Gateway API's, is then taken for a built-in).
 func guessCustom(gr schema.GroupResource) bool {
-	return strings.Contains(gr.Group, ".") && !strings.HasSuffix(gr.Group, ".k8s.io") && gr.Group != v1alpha1.GroupName
+	return strings.Contains(gr.Group, ".") && !strings.HasSuffix(gr.Group, ".k8s.io")
 }
 
 // parseKey returns the resource, namespace and name an object key stands
@@ -185,41 +187,23 @@ func (m *resourceMap) under(prefix string) []target {
 
 // discover reads the served resources and builds their map. failed
 // names the group-versions whose discovery failed while others answered
-// (they are left out); waiting the Established CRDs discovery does not
-// list yet.
-func discover(ctx context.Context, disco discovery.DiscoveryInterface, dyn dynamic.Interface) (m *resourceMap, failed []string, waiting []schema.GroupResource, err error) {
+// (they are left out).
+func discover(ctx context.Context, disco discovery.DiscoveryInterface, meta metadata.Interface, dyn dynamic.Interface) (m *resourceMap, failed []string, err error) {
 	lists, err := disco.ServerPreferredResources()
 	if err != nil {
 		var groups *discovery.ErrGroupDiscoveryFailed
 		if !errors.As(err, &groups) || len(lists) == 0 {
-			return nil, nil, nil, fmt.Errorf("failed to discover the served resources: %w", err)
+			return nil, nil, fmt.Errorf("failed to discover the served resources: %w", err)
 		}
 		for gv := range groups.Groups {
 			failed = append(failed, gv.String())
 		}
 	}
-	custom, established, err := customResources(ctx, dyn)
-	isCustom := func(gr schema.GroupResource) bool { return custom[gr] }
-	if err != nil {
-		isCustom = guessCustom
+	isCustom := guessCustom
+	if custom, err := customResources(ctx, meta); err == nil {
+		isCustom = func(gr schema.GroupResource) bool { return custom[gr] }
 	}
-	m = newResourceMap(lists, isCustom, aggregatedVersions(ctx, dyn, lists))
-	for _, gr := range established {
-		if !m.serves(gr) {
-			waiting = append(waiting, gr)
-		}
-	}
-	return m, failed, waiting, nil
-}
-
-// serves reports whether the map holds gr in any version.
-func (m *resourceMap) serves(gr schema.GroupResource) bool {
-	for _, res := range m.list {
-		if res.GVR.GroupResource() == gr {
-			return true
-		}
-	}
-	return false
+	return newResourceMap(lists, isCustom, aggregatedVersions(ctx, dyn, lists)), failed, nil
 }
 
 var (
@@ -227,39 +211,22 @@ var (
 	apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
-// customResources reads the CRDs: the group-resources they serve, and of
-// those the Established ones (which discovery should list).
-func customResources(ctx context.Context, dyn dynamic.Interface) (map[schema.GroupResource]bool, []schema.GroupResource, error) {
+// customResources reads the group-resources the CRDs serve, from their
+// names alone (a CRD is named <plural>.<group>).
+func customResources(ctx context.Context, meta metadata.Interface) (map[schema.GroupResource]bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
-	list, err := dyn.Resource(crdResource).List(ctx, metav1.ListOptions{})
+	list, err := meta.Resource(crdResource).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to list CustomResourceDefinitions: %w", err)
+		return nil, fmt.Errorf("failed to list CustomResourceDefinitions: %w", err)
 	}
 	out := map[schema.GroupResource]bool{}
-	var established []schema.GroupResource
 	for _, crd := range list.Items {
-		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-		plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
-		gr := schema.GroupResource{Group: group, Resource: plural}
-		out[gr] = true
-		if crdEstablished(&crd) {
-			established = append(established, gr)
+		if plural, group, ok := strings.Cut(crd.Name, "."); ok {
+			out[schema.GroupResource{Group: group, Resource: plural}] = true
 		}
 	}
-	return out, established, nil
-}
-
-// crdEstablished reports whether a CRD's Established condition is True.
-func crdEstablished(crd *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, c := range conds {
-		c, _ := c.(map[string]any)
-		if c["type"] == "Established" && c["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	return out, nil
 }
 
 // aggregatedVersions are the group-versions other API servers serve

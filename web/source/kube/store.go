@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"golang.org/x/sync/errgroup"
@@ -39,11 +40,11 @@ const (
 	// rediscoverAfter is the least time between two discoveries asked for
 	// by a key of an unknown resource.
 	rediscoverAfter = time.Second
-	// establishedRetry is how soon discovery is read again while a CRD is
-	// Established but not yet discovered, at most establishedRetries
-	// times in a row.
-	establishedRetry   = 200 * time.Millisecond
-	establishedRetries = 25
+	// quickRetry is how soon discovery is read again after a change to a
+	// CRD or an APIService left the resources as they were (a new CRD
+	// takes a moment to be served), at most quickRetries times in a row.
+	quickRetry   = 200 * time.Millisecond
+	quickRetries = 25
 	// revisionCacheFor is how long Revision reuses a revision it listed.
 	revisionCacheFor = time.Second
 	// listWorkers bounds the lists a List of many resources runs at once.
@@ -80,6 +81,7 @@ type Store struct {
 	cfg   Config
 	log   *slog.Logger
 	dyn   dynamic.Interface
+	meta  metadata.Interface
 	disco discovery.DiscoveryInterface
 	feed  *feed
 	ready chan struct{}
@@ -92,7 +94,6 @@ type Store struct {
 	// res is the newest discovery's resources (nil before the first).
 	res           *resourceMap
 	discoveredAt  time.Time
-	waitingCRDs   bool
 	mergers       map[*merger]struct{}
 	listedRev     int64
 	listedRevAt   time.Time
@@ -122,12 +123,19 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to make a dynamic client for %s: %w", rc.Host, err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(rc)
+	meta, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to make a metadata client for %s: %w", rc.Host, err)
+	}
+	// Discovery takes no context: a timeout bounds it instead.
+	dc := rest.CopyConfig(rc)
+	dc.Timeout = RequestTimeout
+	disco, err := discovery.NewDiscoveryClientForConfig(dc)
 	if err != nil {
 		return nil, fmt.Errorf("failed to make a discovery client for %s: %w", rc.Host, err)
 	}
 	return &Store{
-		cfg: cfg, log: log, dyn: dyn, disco: disco, feed: newFeed(cfg.BacklogSize),
+		cfg: cfg, log: log, dyn: dyn, meta: meta, disco: disco, feed: newFeed(cfg.BacklogSize),
 		ready: make(chan struct{}), refresh: make(chan struct{}, 1), mergers: map[*merger]struct{}{},
 	}, nil
 }
@@ -144,7 +152,7 @@ func restConfig(cfg *rest.Config) *rest.Config {
 
 // Run reads discovery, starts the watch of every resource that feeds the
 // backlog and the store's watches, and reads discovery again every
-// DiscoveryInterval, until ctx ends.
+// DiscoveryInterval, until ctx ends. It is called once.
 func (s *Store) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.runCtx = ctx
@@ -177,29 +185,28 @@ func (s *Store) Run(ctx context.Context) error {
 	tick := time.NewTicker(s.cfg.DiscoveryInterval)
 	defer tick.Stop()
 	var retry <-chan time.Time
-	retries := 0
+	retries := quickRetries
 	for {
 		select {
 		case <-ctx.Done():
 			<-feedDone
 			return nil
 		case <-tick.C:
-			retries = 0
 		case <-s.refresh:
 			retries = 0
 		case <-retry:
-			retries++
 		}
 		retry = nil
-		if _, err := s.rediscover(ctx, true); err != nil {
+		changed, err := s.rediscover(ctx, true)
+		if err != nil {
 			s.log.Warn("failed to read discovery again; keeping the resources known", "err", err)
 			continue
 		}
-		s.mu.Lock()
-		waiting := s.waitingCRDs
-		s.mu.Unlock()
-		if waiting && retries < establishedRetries {
-			retry = time.After(establishedRetry)
+		if changed {
+			retries = quickRetries
+		} else if retries < quickRetries {
+			retries++
+			retry = time.After(quickRetry)
 		}
 	}
 }
@@ -267,6 +274,11 @@ func (s *Store) List(ctx context.Context, prefix string, opts source.ListOptions
 	if len(targets) == 0 {
 		if changed, _ := s.rediscover(ctx, false); changed {
 			targets = s.resources().under(prefix)
+		}
+	}
+	if opts.Revision > 0 {
+		if err := s.notAfterNow(ctx, opts.Revision); err != nil {
+			return nil, fmt.Errorf("failed to list %q: %w", prefix, err)
 		}
 	}
 	out := &source.ListResult{Revision: opts.Revision}
@@ -409,7 +421,7 @@ func (s *Store) rediscover(ctx context.Context, force bool) (changed bool, err e
 	if !force && recent {
 		return false, nil
 	}
-	m, failed, waiting, err := discover(ctx, s.disco, s.dyn)
+	m, failed, err := discover(ctx, s.disco, s.meta, s.dyn)
 	if err != nil {
 		return false, err
 	}
@@ -423,7 +435,6 @@ func (s *Store) rediscover(ctx context.Context, force bool) (changed bool, err e
 		s.res = m
 	}
 	s.discoveredAt = time.Now()
-	s.waitingCRDs = len(waiting) > 0
 	mergers := make([]*merger, 0, len(s.mergers))
 	for mg := range s.mergers {
 		mergers = append(mergers, mg)
@@ -478,12 +489,33 @@ func (s *Store) currentRevision(ctx context.Context) (int64, error) {
 func (s *Store) checkRevision(ctx context.Context, rev int64) error {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
+	if err := s.notAfterNow(ctx, rev); err != nil {
+		return err
+	}
 	opts := metav1.ListOptions{Limit: 1, ResourceVersion: fmt.Sprint(rev), ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 	_, err := s.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, opts)
 	if err == nil || apierrors.IsForbidden(err) {
 		return nil
 	}
 	return fmt.Errorf("failed to read at revision %d: %w", rev, sourceError(err))
+}
+
+// notAfterNow returns source.ErrFutureRevision when rev is newer than
+// the cluster's revision now. The store asks before it reads at a
+// revision: the API server's answer to a read from the future (504 with
+// Retry-After) makes client-go retry it ten times, a second apart.
+func (s *Store) notAfterNow(ctx context.Context, rev int64) error {
+	if rev <= s.feed.revision() {
+		return nil
+	}
+	now, err := s.currentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev > now {
+		return fmt.Errorf("%w: revision %d, the cluster's is %d", source.ErrFutureRevision, rev, now)
+	}
+	return nil
 }
 
 // backoff is how long to wait before the attempt-th retry: from 250 ms,

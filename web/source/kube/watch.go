@@ -23,21 +23,25 @@ const (
 	// fail to open before a Watch served apart from the backlog ends (the
 	// store's own watches keep trying).
 	watchFailures = 5
-	// watchTimeout is the least a resource's watch asks the server to run
-	// before it ends it; each asks for up to twice that, so that they do
-	// not all reopen at once.
-	watchTimeout = 5 * time.Minute
 	// shortWatch is how soon a watch that ends without an event counts as
 	// a failure to open.
 	shortWatch = time.Second
 )
 
+// watchTimeout is the least a resource's watch asks the server to run
+// before it ends it; each asks for up to twice that, so that they do not
+// all reopen at once. Tests shorten it.
+var watchTimeout = 5 * time.Minute
+
 // Watch implements source.Store. A watch from a revision the backlog
 // covers (or from now) is served from it; an older one opens a watch per
 // resource under prefix from that revision, after asking the API server
-// whether it still keeps it. Either ends when ctx ends or a resource's
-// watch fell behind the server's compaction; the caller resumes from the
-// newest revision it saw.
+// whether it still keeps it. A resource discovered while a watch is open
+// (a new CRD's) is listed, its objects sent as creations at the list's
+// revision, then watched. Either ends when ctx ends, when a resource's
+// watch fell behind the server's compaction, or when the caller reads too
+// slowly for the backlog; the caller resumes from the newest revision it
+// saw.
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan source.Event, error) {
 	select {
 	case <-s.ready:
