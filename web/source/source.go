@@ -120,7 +120,7 @@ type HistoryEnd struct {
 // has none.
 type Etcd interface {
 	// Keys lists the keys under prefix as of rev (0: now), with their
-	// values decoded to JSON where they are Kubernetes objects.
+	// revisions and without their values (History reads those).
 	Keys(ctx context.Context, prefix string, rev int64) (*ListResult, error)
 	// History walks key's values back from revision at (0: now), newest
 	// first, at most n of them. ErrNotFound: the key did not exist at at.
