@@ -369,7 +369,7 @@ type Etcd struct {
 	// (and nothing else is).
 	Unavailable string
 	Total       int
-	Groups []KeyGroup
+	Groups      []KeyGroup
 	// Focus is the namespace the tree opens on: that of the newest write
 	// to a namespaced key outside the system's namespaces ("" for none).
 	Focus    string
@@ -479,7 +479,10 @@ const PageRequests Page = "requests"
 
 // Requests is the audit stream as the pipeline page lists it.
 type Requests struct {
-	Rows []RequestRow
+	// Unavailable, when set, says why the dashboard has no requests to
+	// show (the cluster sends it no audit events).
+	Unavailable string
+	Rows        []RequestRow
 	// ShowReads includes get, list and watch; OnlyFailed keeps refused
 	// requests; User keeps requests whose user contains it.
 	ShowReads  bool

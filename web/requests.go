@@ -100,6 +100,12 @@ func (f requestFilter) match(ev *auditv1.Event) bool {
 	return f.reads || failed || mutating(ev.Verb)
 }
 
+// noAuditMessage is what the request pipeline says of a cluster that
+// sends the dashboard no audit events.
+const noAuditMessage = "This cluster sends the dashboard no audit events: its API server does not serve auditevents.glassplane.io " +
+	"and the dashboard was started without --audit-webhook-listen (point the API server's --audit-webhook-config-file there). " +
+	"Everything else works; objects' timelines show their watch events only."
+
 // requests serves /requests: the audit stream, newest first, each request
 // with its pipeline stages. A logged-in user sees only their own requests
 // unless allowed list on events.audit.k8s.io.
@@ -109,7 +115,9 @@ func (d *Dashboard) requests(c *echo.Context) error {
 	f := requestFilter{reads: c.QueryParam("reads") == "1", failed: c.QueryParam("failed") == "1", user: c.QueryParam("user")}
 	seq := d.auditSeq()
 	vm := components.Requests{ShowReads: f.reads, OnlyFailed: f.failed, User: f.user}
-	if d.cfg.Audit != nil {
+	if d.cfg.Audit == nil {
+		vm.Unavailable = noAuditMessage
+	} else {
 		recs := d.cfg.Audit.Since(0)
 		for i := len(recs) - 1; i >= 0 && len(vm.Rows) < requestsLength; i-- {
 			if recs[i].Seq > seq || !f.match(recs[i].Event) || !reader.mayReadAudit(ctx, actorOf(recs[i].Event)) {
