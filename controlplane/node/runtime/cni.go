@@ -203,8 +203,9 @@ func (n *Network) runtimeConf(podUID, netnsPath string, pod *PodSpec) *libcni.Ru
 }
 
 // Setup attaches the pod's network namespace to the pod network and
-// returns the pod's IP. A namespace already attached (the agent
-// restarted) keeps its address.
+// returns the pod's IP; the node forgets what it knew of that address
+// before (its neighbor entry on the bridge). A namespace already attached
+// (the agent restarted) keeps its address.
 func (n *Network) Setup(ctx context.Context, pod PodSpec, netnsPath string) (string, error) {
 	if err := n.ensureMasquerade(ctx); err != nil {
 		return "", err
@@ -228,6 +229,11 @@ func (n *Network) Setup(ctx context.Context, pod PodSpec, netnsPath string) (str
 		return "", fmt.Errorf("failed to set up network of pod %q: %w", pod.Namespace+"/"+pod.Name, err)
 	}
 	ip, err := resultIP(res)
+	if err == nil {
+		// The node may still know the address by the MAC of an earlier
+		// pod that had it (see forgetNeighbor).
+		err = forgetNeighbor(n.cfg.Bridge, net.ParseIP(ip))
+	}
 	if err != nil {
 		return "", errors.Join(fmt.Errorf("failed to set up network of pod %q: %w", pod.Namespace+"/"+pod.Name, err),
 			n.Teardown(context.WithoutCancel(ctx), pod.UID, netnsPath))

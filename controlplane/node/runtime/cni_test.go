@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +147,76 @@ func hostIPv4ForTest(t *testing.T) string {
 		}
 	}
 	t.Skip("no non-loopback IPv4 address")
+	return ""
+}
+
+// TestContainerdPodAtReusedAddressAnswersAtOnce: a pod that gets an
+// address the node still knows by an earlier pod's MAC (a stale neighbor
+// entry on the bridge) answers the node's first request, instead of
+// after that entry failed its probes (5 s of delay, then 3 probes).
+func TestContainerdPodAtReusedAddressAnswersAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rt := startTestContainerd(t, ctx)
+	if err := rt.EnsureDemoImage(ctx); err != nil {
+		t.Fatalf("EnsureDemoImage: %v", err)
+	}
+	// The first pod makes the bridge.
+	first := PodSpec{UID: "0d1c2b3a-0000-4000-8000-0000000000a3", Namespace: "default", Name: "first"}
+	t.Cleanup(func() { _ = rt.RemovePod(context.Background(), first.UID) })
+	runDemoPod(t, ctx, rt, first, ContainerSpec{Name: "web", Image: DemoImage})
+
+	next := nextHostLocalAddress(t, "glassplane-test")
+	if out, err := exec.Command("ip", "neigh", "replace", next, "lladdr", "02:00:00:00:00:a3", "dev", "gptest0", "nud", "stale").CombinedOutput(); err != nil {
+		t.Fatalf("planting a stale neighbor entry for %s: %v: %s", next, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "neigh", "del", next, "dev", "gptest0").Run() })
+
+	second := PodSpec{UID: "0d1c2b3a-0000-4000-8000-0000000000a4", Namespace: "default", Name: "second"}
+	t.Cleanup(func() { _ = rt.RemovePod(context.Background(), second.UID) })
+	ip, _ := runDemoPod(t, ctx, rt, second, ContainerSpec{Name: "web", Image: DemoImage})
+	if ip != next {
+		t.Fatalf("the second pod got %s, want %s (the address the neighbor entry was planted for)", ip, next)
+	}
+	// Wait for the server from inside the pod, which leaves the node's
+	// neighbor table alone; then the node's first request must be answered.
+	waitFor(t, "the second pod's server to listen", time.Minute, func() (bool, error) {
+		conn, err := rt.DialPod(ctx, second, DemoPort)
+		if err != nil {
+			return false, err
+		}
+		conn.Close()
+		return true, nil
+	})
+	body, err := httpGet(fmt.Sprintf("http://%s:%d/", ip, DemoPort))
+	if err != nil || !strings.Contains(body, "Hello from second") {
+		t.Errorf("the node's first request to %s answered %q, %v", ip, body, err)
+	}
+}
+
+// nextHostLocalAddress is the address host-local gives the next pod of
+// network (a /24 whose .1 is the gateway): the first free one after the
+// last it gave, wrapping around.
+func nextHostLocalAddress(t *testing.T, network string) string {
+	t.Helper()
+	dir := filepath.Join("/var/lib/cni/networks", network)
+	last := net.ParseIP("10.89.0.1").To4()
+	if b, err := os.ReadFile(filepath.Join(dir, "last_reserved_ip.0")); err == nil {
+		if ip := net.ParseIP(strings.TrimSpace(string(b))).To4(); ip != nil {
+			last = ip
+		}
+	}
+	for i := 1; i <= 254; i++ {
+		// From .1 to .254; .1 is the gateway.
+		octet := byte((int(last[3])-1+i)%254 + 1)
+		if octet == 1 {
+			continue
+		}
+		cand := net.IPv4(last[0], last[1], last[2], octet).String()
+		if _, err := os.Stat(filepath.Join(dir, cand)); os.IsNotExist(err) {
+			return cand
+		}
+	}
+	t.Fatalf("no free address in network %s", network)
 	return ""
 }

@@ -19,11 +19,13 @@
 // containerd's event stream (WatchExits), dials a pod's localhost inside its
 // network namespace for port forwarding, and mounts tmpfs for memory-backed
 // emptyDirs (unmounted with the pod); the pod network masquerades the pod
-// CIDR with one iptables rule. Simulated keeps the same states in
+// CIDR with one iptables rule, and the node forgets its neighbor entry of
+// each new pod's address (an earlier pod's MAC would keep the pod
+// unreachable from the node for seconds). Simulated keeps the same states in
 // memory for nodes that run no containers (init containers complete, app
 // containers of restartPolicy Always pods run until stopped) and reports
 // their exits as they happen (WatchExits), as containerd does. This room may
 // touch containerd, runc, network namespaces, the pod CIDR's iptables rule,
-// tmpfs mounts and files under the node's data directory; it knows nothing
-// of the Kubernetes API.
+// the node's neighbor entries of pod addresses, tmpfs mounts and files
+// under the node's data directory; it knows nothing of the Kubernetes API.
 package runtime
