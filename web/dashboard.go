@@ -186,7 +186,12 @@ func (d *Dashboard) Run(ctx context.Context) error {
 	if d.cfg.RESTConfig != nil {
 		// The kind ↔ resource table follows discovery and the CRDs
 		// (kinds.go); until it first answers, the built-ins are known.
+		// Run returns after it stopped, so that a stopped dashboard no
+		// longer writes the table.
+		done := make(chan struct{})
+		defer func() { <-done }()
 		go func() {
+			defer close(done)
 			if err := runKinds(ctx, d.restConfigFor(nil), d.log); err != nil {
 				d.log.Error("dashboard stopped following discovery", "err", err)
 			}

@@ -227,7 +227,9 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 			time.AfterFunc(kindsRetry, func() { poke(nil) })
 			return
 		}
-		kinds.set(buildKinds(lists, crds))
+		if ctx.Err() == nil {
+			kinds.set(buildKinds(lists, crds))
+		}
 	}
 	refresh()
 	resync := time.NewTicker(kindsResync)
