@@ -131,6 +131,10 @@ class ClusterMap {
     this.narration = document.getElementById("narration-text");
     window.glassplane = window.glassplane || {};
     window.glassplane.steps = [];
+    // mapIdle reports whether the map plays no step, holds none back and is
+    // not condensed, so that the next steps are animated with their labels
+    // (tests wait for it before they make the steps they watch).
+    window.glassplane.mapIdle = () => !this.busy && !this.queue.length && !this.held.length && Date.now() >= this.condensedUntil;
     for (const chip of document.querySelectorAll(".pods .pod[data-name]")) {
       this.pods.set(`${chip.dataset.namespace}/${chip.dataset.name}`, { node: chip.dataset.node || "", phase: chip.dataset.phase || "Pending" });
     }
