@@ -36,14 +36,16 @@ import (
 
 // upstreamCluster is kube-apiserver v1.37.2 (built by
 // test/conformance/kube-apiserver.sh) on Debian's etcd, sending its audit
-// events to an auditwebhook.Receiver.
+// events to a webhook.
 type upstreamCluster struct {
 	URL        string
 	Kubeconfig string
 	Client     kubernetes.Interface
-	Etcd       *clientv3.Client
-	mu         sync.Mutex
-	audit      []auditv1.Event
+	// EtcdURL is the etcd member's client URL (plain HTTP).
+	EtcdURL string
+	Etcd    *clientv3.Client
+	mu      sync.Mutex // guards audit
+	audit   []auditv1.Event
 }
 
 // kubeAPIServer builds (or finds in the cache) kube-apiserver v1.37.2.
@@ -62,8 +64,34 @@ func kubeAPIServer(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// startUpstream runs kube-apiserver on a one-member etcd for the test.
+// startUpstream runs kube-apiserver on a one-member etcd for the test, its
+// audit events going to an auditwebhook.Receiver in the test (auditEvents).
 func startUpstream(t *testing.T) *upstreamCluster {
+	t.Helper()
+	u := &upstreamCluster{}
+	recv := httptest.NewServer(&auditwebhook.Receiver{Deliver: func(evs []auditv1.Event) {
+		u.mu.Lock()
+		u.audit = append(u.audit, evs...)
+		u.mu.Unlock()
+	}})
+	t.Cleanup(recv.Close)
+	u.start(t, recv.URL)
+	return u
+}
+
+// startUpstreamAuditingTo runs kube-apiserver on a one-member etcd for the
+// test, its audit webhook posting to auditURL (which need not answer yet:
+// kube-apiserver retries a batch).
+func startUpstreamAuditingTo(t *testing.T, auditURL string) *upstreamCluster {
+	t.Helper()
+	u := &upstreamCluster{}
+	u.start(t, auditURL)
+	return u
+}
+
+// start runs etcd and kube-apiserver, its audit webhook posting to
+// auditURL, and waits until it is ready.
+func (u *upstreamCluster) start(t *testing.T, auditURL string) {
 	t.Helper()
 	etcdBin := requireTool(t, "etcd", "kube-apiserver's storage")
 	kas := kubeAPIServer(t)
@@ -98,13 +126,6 @@ func startUpstream(t *testing.T) *upstreamCluster {
 	saPriv, _ := x509.MarshalECPrivateKey(saKey)
 	saPub, _ := x509.MarshalPKIXPublicKey(saKey.Public())
 
-	u := &upstreamCluster{}
-	recv := httptest.NewServer(&auditwebhook.Receiver{Deliver: func(evs []auditv1.Event) {
-		u.mu.Lock()
-		u.audit = append(u.audit, evs...)
-		u.mu.Unlock()
-	}})
-	t.Cleanup(recv.Close)
 	auditKubeconfig := write("audit-webhook.kubeconfig", fmt.Appendf(nil, `apiVersion: v1
 kind: Config
 clusters:
@@ -117,7 +138,7 @@ current-context: default
 users:
 - name: kube-apiserver
   user: {}
-`, recv.URL))
+`, auditURL))
 	policy := write("audit-policy.yaml", []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"))
 
 	addr := freeAddr()
@@ -185,12 +206,12 @@ users:
 			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 		return err
 	})
-	u.Etcd, err = clientv3.New(clientv3.Config{Endpoints: []string{"http://" + member.client}, DialTimeout: 5 * time.Second})
+	u.EtcdURL = "http://" + member.client
+	u.Etcd, err = clientv3.New(clientv3.Config{Endpoints: []string{u.EtcdURL}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { u.Etcd.Close() })
-	return u
 }
 
 // auditEvents returns the audit events the receiver has had.
