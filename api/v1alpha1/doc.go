@@ -18,6 +18,15 @@
 // and watched from its ring of recent events (resourceVersion is the
 // event's sequence number there), for the same users.
 //
+// SchedulingDecision is the scheduler's explanation of one pod: its
+// scheduling attempts, each node's filter result and each plugin's score.
+// Unlike the two above it is an ordinary stored resource
+// (/registry/glassplane.io/schedulingdecisions/<namespace>/<pod>), in the
+// pod's namespace under the pod's name and owned by the pod. Glassplane's
+// scheduler writes it; the view role (and so edit and admin) reads it, so
+// whoever may look at a namespace's pods may also read why they went where
+// they did.
+//
 // +k8s:openapi-gen=true
 // +k8s:openapi-model-package=io.glassplane.v1alpha1
 // +k8s:deepcopy-gen=package

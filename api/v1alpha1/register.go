@@ -19,7 +19,8 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &EtcdKey{}, &EtcdKeyList{}, &AuditEvent{}, &AuditEventList{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &EtcdKey{}, &EtcdKeyList{}, &AuditEvent{}, &AuditEventList{},
+		&SchedulingDecision{}, &SchedulingDecisionList{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

@@ -34,3 +34,33 @@ func (in EtcdKeyList) OpenAPIModelName() string {
 func (in EtcdValue) OpenAPIModelName() string {
 	return "io.glassplane.v1alpha1.EtcdValue"
 }
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NodeFilterResult) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.NodeFilterResult"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NodeScore) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.NodeScore"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PluginScore) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.PluginScore"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SchedulingAttempt) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.SchedulingAttempt"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SchedulingDecision) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.SchedulingDecision"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SchedulingDecisionList) OpenAPIModelName() string {
+	return "io.glassplane.v1alpha1.SchedulingDecisionList"
+}

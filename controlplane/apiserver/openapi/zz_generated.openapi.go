@@ -48,6 +48,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.EtcdKey{}.OpenAPIModelName():                                        schema_glassplane_glassplane_api_v1alpha1_EtcdKey(ref),
 		v1alpha1.EtcdKeyList{}.OpenAPIModelName():                                    schema_glassplane_glassplane_api_v1alpha1_EtcdKeyList(ref),
 		v1alpha1.EtcdValue{}.OpenAPIModelName():                                      schema_glassplane_glassplane_api_v1alpha1_EtcdValue(ref),
+		v1alpha1.NodeFilterResult{}.OpenAPIModelName():                               schema_glassplane_glassplane_api_v1alpha1_NodeFilterResult(ref),
+		v1alpha1.NodeScore{}.OpenAPIModelName():                                      schema_glassplane_glassplane_api_v1alpha1_NodeScore(ref),
+		v1alpha1.PluginScore{}.OpenAPIModelName():                                    schema_glassplane_glassplane_api_v1alpha1_PluginScore(ref),
+		v1alpha1.SchedulingAttempt{}.OpenAPIModelName():                              schema_glassplane_glassplane_api_v1alpha1_SchedulingAttempt(ref),
+		v1alpha1.SchedulingDecision{}.OpenAPIModelName():                             schema_glassplane_glassplane_api_v1alpha1_SchedulingDecision(ref),
+		v1alpha1.SchedulingDecisionList{}.OpenAPIModelName():                         schema_glassplane_glassplane_api_v1alpha1_SchedulingDecisionList(ref),
 		v1.ApplyConfiguration{}.OpenAPIModelName():                                   schema_k8sio_api_admissionregistration_v1_ApplyConfiguration(ref),
 		v1.AuditAnnotation{}.OpenAPIModelName():                                      schema_k8sio_api_admissionregistration_v1_AuditAnnotation(ref),
 		v1.ExpressionWarning{}.OpenAPIModelName():                                    schema_k8sio_api_admissionregistration_v1_ExpressionWarning(ref),
@@ -1088,6 +1094,404 @@ func schema_glassplane_glassplane_api_v1alpha1_EtcdValue(ref common.ReferenceCal
 		},
 		Dependencies: []string{
 			runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_NodeFilterResult(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodeFilterResult is the filter outcome on one node: passed, or the first plugin that rejected it and why.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the node's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"passed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Passed is true when every filter plugin let the node through.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"plugin": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Plugin is the filter plugin that rejected the node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is the plugin's reason, as kube-scheduler words it (\"Insufficient cpu\").",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"node", "passed"},
+			},
+		},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_NodeScore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodeScore is one node's score: every score plugin's part and their sum.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the node's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"plugins": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Plugins are the score plugins' parts, in the profile's order.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.PluginScore{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"total": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Total is the sum of the weighted scores: the highest wins.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"node", "total"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.PluginScore{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_PluginScore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PluginScore is one score plugin's part of a node's score.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"plugin": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Plugin is the score plugin's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"raw": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Raw is the plugin's score before normalization.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"normalized": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Normalized is the score normalized to 0..100 across the nodes.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"weight": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Weight is the plugin's weight in the profile.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"weighted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Weighted is normalized × weight, the part that counts towards the total.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"plugin", "raw", "normalized", "weight", "weighted"},
+			},
+		},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_SchedulingAttempt(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SchedulingAttempt is one scheduling cycle of the pod, as the scheduler saw it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"attempt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Attempt counts the pod's scheduling attempts, from 1.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when the attempt started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the chosen node; empty when the attempt failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes is how many nodes the scheduler knew.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"feasible": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Feasible is how many evaluated nodes passed every filter.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"filterPlugins": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilterPlugins are the profile's Filter plugins in the order they ran on each node; a node one of them rejected was not checked by the later ones.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"filter": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Filter holds one entry per evaluated node. Like kube-scheduler, the scheduler stops filtering once it has found enough feasible nodes (percentageOfNodesToScore), so in large clusters not every node is evaluated.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.NodeFilterResult{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"filterOmitted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilterOmitted counts the evaluated nodes left out of Filter to keep the object small.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"scores": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Scores holds one entry per scored node, best first. It is empty when the scheduler did not need to score (one feasible node or none).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.NodeScore{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"scoresOmitted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ScoresOmitted counts the scored nodes left out of Scores.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"nominatedNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NominatedNode is where preemption made room for the pod after this failed attempt.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"victims": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Victims are the pods (\"namespace/name\") preemption evicted on the nominated node.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"pdbViolations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PDBViolations counts the victims whose eviction violated a PodDisruptionBudget (preemption treats budgets as best effort).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is the attempt's Event message: \"Successfully assigned ...\" or the FailedScheduling text.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"attempt", "time", "nodes", "feasible"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.NodeFilterResult{}.OpenAPIModelName(), v1alpha1.NodeScore{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_SchedulingDecision(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SchedulingDecision is how Glassplane's scheduler placed one pod: the attempts it made, each with every evaluated node's filter result and every scored node's per-plugin scores. It lives in the pod's namespace under the pod's name, with an ownerReference to the pod, so the garbage collector deletes it with the pod. Only Glassplane's scheduler writes them: under kube-scheduler a pod has none, and its Scheduled and FailedScheduling Events are the whole explanation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata.name and metadata.namespace are the pod's.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"podUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodUID is the uid of the pod the attempts were made for: a record left by an earlier pod of the same name is not the current pod's.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"attempts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Attempts are the recorded attempts, oldest first: the newest ten by default, fewer when they would make the object too large.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.SchedulingAttempt{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"droppedAttempts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DroppedAttempts counts the older attempts left out.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"podUID"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.SchedulingAttempt{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_glassplane_glassplane_api_v1alpha1_SchedulingDecisionList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SchedulingDecisionList is a list of SchedulingDecisions.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.SchedulingDecision{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.SchedulingDecision{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
