@@ -22,7 +22,11 @@
 // its history subresource, and a watch of every change under /registry/.
 // glassplane.io/v1alpha1 auditevents (auditevents.go) lists and watches the
 // audit ring's events, each an audit.k8s.io/v1 Event, resourceVersion being
-// the ring's sequence number.
+// the ring's sequence number. glassplane.io/v1alpha1 schedulingdecisions
+// (scheduling_decisions.go), the scheduler's per-pod decision records, are
+// an ordinary stored resource under the group's own etcd prefix
+// (/registry/glassplane.io/schedulingdecisions/<namespace>/<pod>), named
+// as pods are and validated with field paths.
 //
 // POST pods/<name>/eviction follows kube-apiserver's EvictionREST: a pod
 // that is pending, finished or already being deleted is deleted at once;

@@ -183,6 +183,7 @@ func New(cfg Config) (*Server, error) {
 	s.resources = append(s.resources, autoscalingResources()...)
 	s.resources = append(s.resources, etcdKeyResources()...)
 	s.resources = append(s.resources, auditEventResources()...)
+	s.resources = append(s.resources, schedulingDecisionResources()...)
 	s.resources = append(s.resources, clusterAPIResources()...)
 	dyn, err := s.newDynamicAdmission()
 	if err != nil {
