@@ -105,9 +105,15 @@ func i18nPages() map[string]templ.Component {
 		"login": LoginPage(layout(PageLogin), Login{Remote: true}),
 		"scheduler": SchedulerPage(layout(PageScheduler), SchedulerExplain{Namespace: "default", Name: "mypod", PodFound: true, Dropped: 1,
 			Attempts: []AttemptLink{{Attempt: 1}, {Attempt: 2, Node: "node1", Selected: true}}, Chosen: matrix}),
-		"scheduler, nothing yet": SchedulerPage(layout(PageScheduler), SchedulerExplain{Namespace: "default", Name: "mypod"}),
-		"404":                    ErrorPage(layout(PageError), HTTPError{Status: 404, Title: "Not Found", Message: "m", MessageKey: "error.not-found"}),
-		"forbidden":              ForbiddenPage(layout(""), Forbidden{Message: "forbidden", Hint: "h", HintKey: "forbidden.etcd"}),
+		"scheduler, nothing yet": SchedulerPage(layout(PageScheduler), SchedulerExplain{Namespace: "default", Name: "mypod", NoRecord: true}),
+		"scheduler, events": SchedulerPage(layout(PageScheduler), SchedulerExplain{Namespace: "default", Name: "mypod", NoRecord: true, Events: []SchedulingEvent{
+			{Time: "2026-01-02T03:04:05Z", Warning: true, Reason: "FailedScheduling", From: "default-scheduler", Count: 3, Message: "0/3 nodes are available"},
+			{Time: "2026-01-02T03:04:09Z", Reason: "Scheduled", From: "default-scheduler", Message: "Successfully assigned default/mypod to node1",
+				Summary: &EventSummary{Nodes: 3, Evaluated: 3, Feasible: 1, Rejected: []PluginCount{{Plugin: "NodeResourcesFit", Nodes: 2}}}},
+		}}),
+		"scheduler, events unread": SchedulerPage(layout(PageScheduler), SchedulerExplain{Namespace: "default", Name: "mypod", Error: "forbidden", EventsError: "forbidden"}),
+		"404":                      ErrorPage(layout(PageError), HTTPError{Status: 404, Title: "Not Found", Message: "m", MessageKey: "error.not-found"}),
+		"forbidden":                ForbiddenPage(layout(""), Forbidden{Message: "forbidden", Hint: "h", HintKey: "forbidden.etcd"}),
 	}
 }
 

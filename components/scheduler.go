@@ -19,16 +19,54 @@ type SchedulerExplain struct {
 	// Pending is set while the pod waits for a node: the page follows new
 	// attempts.
 	Pending bool
-	// RecordKey is the etcd key of the decision record, RecordHref its
-	// object page.
-	RecordKey, RecordHref string
+	// RecordName names the decision record, the SchedulingDecision of the
+	// pod's name ("schedulingdecisions.glassplane.io/<pod>"), RecordHref
+	// its object page and RecordCommand how kubectl shows it.
+	RecordName, RecordHref, RecordCommand string
 	// Error says why the record could not be read.
-	Error    string
-	Attempts []AttemptLink
+	Error string
+	// NoRecord is set when the pod has no decision record: only
+	// Glassplane's scheduler writes them, and it may not have tried yet.
+	NoRecord bool
+	// Events are the pod's Scheduled and FailedScheduling Events, oldest
+	// first, shown when no attempt is recorded; EventsError says why they
+	// could not be read.
+	Events      []SchedulingEvent
+	EventsError string
+	Attempts    []AttemptLink
 	// Dropped counts older attempts the record no longer holds.
 	Dropped int
 	// Chosen is the attempt shown, nil without attempts.
 	Chosen *AttemptMatrix
+}
+
+// SchedulingEvent is one Scheduled or FailedScheduling Event about the
+// pod.
+type SchedulingEvent struct {
+	Time    string
+	Warning bool
+	Reason  string
+	// From is the component that reported it (default-scheduler).
+	From    string
+	Count   int
+	Message string
+	// Summary is what Glassplane's scheduler attached to the Event (its
+	// counts of the attempt), nil from another scheduler.
+	Summary *EventSummary
+}
+
+// EventSummary is an attempt's counts from its Event: the nodes the
+// scheduler knew, filtered and found feasible, and the nodes each filter
+// plugin rejected.
+type EventSummary struct {
+	Nodes, Evaluated, Feasible int
+	Rejected                   []PluginCount
+}
+
+// PluginCount is how many nodes one plugin rejected.
+type PluginCount struct {
+	Plugin string
+	Nodes  int
 }
 
 // AttemptLink is one attempt in the history list.
@@ -103,6 +141,16 @@ type MatrixScore struct {
 }
 
 func schedInt(n int) string { return strconv.Itoa(n) }
+
+// EventCount is how many times the scheduling events happened: the page
+// reloads when it changes.
+func (v SchedulerExplain) EventCount() int {
+	n := 0
+	for _, e := range v.Events {
+		n += max(1, e.Count)
+	}
+	return n
+}
 
 func schedInt64(n int64) string { return strconv.FormatInt(n, 10) }
 

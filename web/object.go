@@ -105,7 +105,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 			})
 		}
 		if resource == "pods" {
-			dec, err := d.boundDecision(ctx, namespace, name, vm.UID)
+			dec, err := d.boundDecision(ctx, c.Request(), namespace, name, vm.UID)
 			if err != nil {
 				vm.DecisionError = fmt.Sprintf("failed to read the scheduler decision: %v", err)
 			}

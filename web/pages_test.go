@@ -131,14 +131,14 @@ func TestPages(t *testing.T) {
 	e := newEnv(t)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	mypod := pod("default", "mypod", "node1", corev1.PodRunning)
-	// The decision that bound mypod, in its record in glassplane-system.
+	// The decision that bound mypod, in its record.
 	var bound explain.Decision
 	if err := json.Unmarshal([]byte(`{"attempt":1,"time":"2026-03-01T10:00:00Z","pod":"default/mypod","node":"node1","nodes":2,"feasible":1,`+
 		`"filter":[{"node":"node1","passed":true},{"node":"node2","passed":false,"plugin":"TaintToleration","reason":"node(s) had untolerated taint {role: infra}"}],`+
 		`"scores":[{"node":"node1","plugins":[{"plugin":"NodeResourcesFit","raw":70,"normalized":70,"weight":1,"weighted":70}],"total":70}],"message":"Successfully assigned default/mypod to node1"}`), &bound); err != nil {
 		t.Fatal(err)
 	}
-	e.putRecord(t, mypod, explain.History{Pod: "default/mypod", UID: string(mypod.UID), Attempts: []explain.Decision{bound}}, true)
+	e.putRecord(t, mypod, explain.History{Pod: "default/mypod", UID: string(mypod.UID), Attempts: []explain.Decision{bound}})
 	e.put(t, "/registry/minions/node1", node("node1", corev1.ConditionTrue))
 	e.put(t, "/registry/pods/default/mypod", mypod)
 	e.put(t, "/registry/pods/default/waiting", pod("default", "waiting", "", ""))

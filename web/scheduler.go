@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/glassplane/glassplane/components"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
@@ -29,31 +30,35 @@ func schedulerHref(namespace, name string) string {
 }
 
 // schedulerStatus is the ?format=json answer the page polls while the pod
-// is pending.
+// is pending: the recorded attempts, and without them how many times the
+// pod's scheduling events happened.
 type schedulerStatus struct {
 	Attempts int    `json:"attempts"`
 	Latest   int    `json:"latest"`
+	Events   int    `json:"events"`
 	Node     string `json:"node"`
 	Pending  bool   `json:"pending"`
 }
 
 // scheduler serves /scheduler/<namespace>/<pod>: the attempts in the pod's
-// decision record (the ConfigMap explain.RecordName(namespace, pod) in
-// explain.RecordNamespace, written by the
-// scheduler, wherever it runs) and, for ?attempt=N or the newest, the
-// nodes × plugins matrix. A logged-in user needs get on the pod.
+// decision record (the SchedulingDecision of its name, written by
+// Glassplane's scheduler wherever it runs, read through the API as the
+// page's user) and, for ?attempt=N or the newest, the nodes × plugins
+// matrix. Without recorded attempts (no record: the cluster's scheduler is
+// kube-scheduler, or has not tried yet) it shows the pod's Scheduled and
+// FailedScheduling Events instead. A logged-in user needs get on the pod.
 func (d *Dashboard) scheduler(c *echo.Context) error {
 	ctx := c.Request().Context()
 	namespace, name := c.Param("namespace"), c.Param("name")
 	if reader := d.readerOf(c.Request()); !reader.allowed(ctx, "get", "", "pods", namespace) {
 		return d.forbidden(c, components.Forbidden{Message: forbiddenMessage(reader.user(), "get", "", "pods", namespace, name)})
 	}
-	recordName := explain.RecordName(namespace, name)
 	v := components.SchedulerExplain{
 		Namespace: namespace, Name: name,
-		PodHref:    objectHref("pods", namespace, name),
-		RecordKey:  source.Key("configmaps", explain.RecordNamespace, recordName),
-		RecordHref: objectHref("configmaps", explain.RecordNamespace, recordName),
+		PodHref:       objectHref("pods", namespace, name),
+		RecordName:    decisionRecordResource + "/" + name,
+		RecordHref:    objectHref(decisionRecordResource, namespace, name),
+		RecordCommand: "kubectl describe schedulingdecision " + name + " -n " + namespace,
 	}
 
 	podKV, err := d.cfg.Store.Get(ctx, source.Key("pods", namespace, name))
@@ -71,23 +76,28 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 	}
 
 	var history explain.History
-	recKV, err := d.cfg.Store.Get(ctx, v.RecordKey)
+	rec, err := d.readDecisionRecord(ctx, c.Request(), namespace, name)
 	switch {
-	case errors.Is(err, source.ErrNotFound):
+	case apierrors.IsNotFound(err):
+		v.NoRecord = true
 	case err != nil:
-		return fmt.Errorf("failed to read decision record %q: %w", v.RecordKey, err)
+		v.Error = "The decision record cannot be read: " + apiMessage(err)
 	default:
-		history, err = readHistory(recKV.Value)
-		if err != nil {
-			v.Error = err.Error()
-		} else if podKV != nil && history.UID != string(pod.UID) {
+		history = explain.HistoryOf(rec)
+		if podKV != nil && history.UID != string(pod.UID) {
 			v.Error = "The decision record belongs to an earlier pod of this name."
 			history = explain.History{}
 		}
 	}
+	if len(history.Attempts) == 0 {
+		v.Events, err = d.schedulingEvents(ctx, c.Request(), namespace, name, string(pod.UID))
+		if err != nil {
+			v.EventsError = "The pod's events cannot be read: " + apiMessage(err)
+		}
+	}
 
 	if c.QueryParam("format") == "json" {
-		st := schedulerStatus{Attempts: len(history.Attempts), Node: v.PodNode, Pending: v.Pending}
+		st := schedulerStatus{Attempts: len(history.Attempts), Events: v.EventCount(), Node: v.PodNode, Pending: v.Pending}
 		if n := len(history.Attempts); n > 0 {
 			st.Latest = history.Attempts[n-1].Attempt
 		}
@@ -129,22 +139,6 @@ func (d *Dashboard) scheduler(c *echo.Context) error {
 		rev = podKV.ModRevision
 	}
 	return render(c, http.StatusOK, components.SchedulerPage(d.layout("Scheduling "+name, components.PageScheduler, rev, seq), v))
-}
-
-// readHistory decodes a stored decision record.
-func readHistory(value []byte) (explain.History, error) {
-	var cm corev1.ConfigMap
-	if err := json.Unmarshal(value, &cm); err != nil {
-		return explain.History{}, fmt.Errorf("The decision record is not a ConfigMap: %v", err)
-	}
-	if cm.Labels[explain.RecordLabel] != explain.RecordLabelValue {
-		return explain.History{}, fmt.Errorf("The ConfigMap %q is not a decision record (no %s=%s label).", cm.Name, explain.RecordLabel, explain.RecordLabelValue)
-	}
-	h, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
-	if err != nil {
-		return explain.History{}, fmt.Errorf("The decision record cannot be read: %v", err)
-	}
-	return h, nil
 }
 
 // attemptMatrix lays one attempt out as rows of nodes: the winner first,

@@ -13,8 +13,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 )
 
-// bootstrapRBAC creates the bootstrap cluster roles and bindings, and the
-// roles and bindings of namespaces (rbac.Roles, rbac.RoleBindings), that are
+// bootstrapRBAC creates the bootstrap cluster roles and bindings that are
 // missing and brings back the rules and subjects of those still marked
 // rbac.authorization.kubernetes.io/autoupdate=true, as kube-apiserver's
 // rbac/bootstrap-roles post-start hook does. It is idempotent.
@@ -32,15 +31,6 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 	for _, want := range rbac.ClusterRoleBindings() {
 		all = append(all, bootstrap{resource("clusterrolebindings"), want, fixSubjects(want.RoleRef, want.Subjects, func(o runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject) {
 			b := o.(*rbacv1.ClusterRoleBinding)
-			return b.RoleRef, &b.Subjects
-		})})
-	}
-	for _, want := range rbac.Roles() {
-		all = append(all, bootstrap{resource("roles"), want, fixRules(want.Rules, func(o runtime.Object) *[]rbacv1.PolicyRule { return &o.(*rbacv1.Role).Rules })})
-	}
-	for _, want := range rbac.RoleBindings() {
-		all = append(all, bootstrap{resource("rolebindings"), want, fixSubjects(want.RoleRef, want.Subjects, func(o runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject) {
-			b := o.(*rbacv1.RoleBinding)
 			return b.RoleRef, &b.Subjects
 		})})
 	}

@@ -677,25 +677,52 @@ func TestRBACResourceNamesAllowNameSelectedListAndWatch(t *testing.T) {
 	requireForbidden(t, err, `configmaps "other" is forbidden: User "carol" cannot list resource "configmaps" in API group "" in the namespace "named"`)
 }
 
-// TestSchedulerKeepsDecisionRecordsInGlassplaneSystem: the bootstrap
-// creates glassplane-system, which cannot be deleted, and a Role there lets
-// the scheduler keep its decision records in it, and nowhere else.
-func TestSchedulerKeepsDecisionRecordsInGlassplaneSystem(t *testing.T) {
+// TestDecisionRecordRights: the scheduler may create, read, update and
+// patch the decision records (schedulingdecisions.glassplane.io) in any
+// namespace, and nothing more of them nor any ConfigMap; a user with view
+// in a namespace reads the records there and writes none; and
+// glassplane-system still cannot be deleted.
+func TestDecisionRecordRights(t *testing.T) {
 	env := sharedRBACEnv(t)
 	ctx := ctxT(t)
+	ns := env.namespace(t, "decision-rights")
 	sched := env.client(t, rbac.UserKubeScheduler)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "default.web"}}
-	if _, err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("the scheduler cannot create its record: %v", err)
+	records := "/apis/glassplane.io/v1alpha1/namespaces/" + ns + "/schedulingdecisions"
+	body := `{"apiVersion":"glassplane.io/v1alpha1","kind":"SchedulingDecision","metadata":{"name":"web"},"podUID":"u1","attempts":[{"attempt":1,"time":null,"nodes":1,"feasible":1,"node":"n1"}]}`
+	raw := func(c kubernetes.Interface, verb, path, contentType, body string) error {
+		req := c.CoreV1().RESTClient().Verb(verb).AbsPath(path).SetHeader("Accept", "application/json")
+		if body != "" {
+			req = req.SetHeader("Content-Type", contentType).Body([]byte(body))
+		}
+		return req.Do(ctx).Error()
 	}
-	if _, err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("the scheduler cannot list its records: %v", err)
+	if err := raw(sched, "POST", records, "application/json", body); err != nil {
+		t.Fatalf("the scheduler cannot create a record: %v", err)
 	}
-	if err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
-		t.Errorf("the scheduler cannot delete its record: %v", err)
+	if err := raw(sched, "GET", records+"/web", "", ""); err != nil {
+		t.Errorf("the scheduler cannot read a record: %v", err)
 	}
-	_, err := sched.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
-	requireForbidden(t, err, `configmaps is forbidden: User "system:kube-scheduler" cannot create resource "configmaps" in API group "" in the namespace "default"`)
+	if err := raw(sched, "PATCH", records+"/web", "application/merge-patch+json", `{"droppedAttempts":1}`); err != nil {
+		t.Errorf("the scheduler cannot patch a record: %v", err)
+	}
+	requireForbidden(t, raw(sched, "GET", records, "", ""),
+		`schedulingdecisions.glassplane.io is forbidden: User "system:kube-scheduler" cannot list resource "schedulingdecisions" in API group "glassplane.io" in the namespace "`+ns+`"`)
+	requireForbidden(t, raw(sched, "DELETE", records+"/web", "", ""),
+		`schedulingdecisions.glassplane.io "web" is forbidden: User "system:kube-scheduler" cannot delete resource "schedulingdecisions" in API group "glassplane.io" in the namespace "`+ns+`"`)
+	_, err := sched.CoreV1().ConfigMaps(rbac.NamespaceGlassplaneSystem).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "default.web"}}, metav1.CreateOptions{})
+	requireForbidden(t, err, `configmaps is forbidden: User "system:kube-scheduler" cannot create resource "configmaps" in API group "" in the namespace "glassplane-system"`)
+
+	env.bind(t, ns, "viewer", "view", userSubject("vera"))
+	vera := env.client(t, "vera")
+	eventuallyAllowed(t, "vera to list the records", func() error { return raw(vera, "GET", records, "", "") })
+	if err := raw(vera, "GET", records+"/web", "", ""); err != nil {
+		t.Errorf("a viewer cannot read a record: %v", err)
+	}
+	requireForbidden(t, raw(vera, "PATCH", records+"/web", "application/merge-patch+json", `{"droppedAttempts":2}`),
+		`schedulingdecisions.glassplane.io "web" is forbidden: User "vera" cannot patch resource "schedulingdecisions" in API group "glassplane.io" in the namespace "`+ns+`"`)
+	requireForbidden(t, raw(vera, "GET", "/apis/glassplane.io/v1alpha1/namespaces/default/schedulingdecisions", "", ""),
+		`schedulingdecisions.glassplane.io is forbidden: User "vera" cannot list resource "schedulingdecisions" in API group "glassplane.io" in the namespace "default"`)
+
 	err = env.admin.CoreV1().Namespaces().Delete(ctx, rbac.NamespaceGlassplaneSystem, metav1.DeleteOptions{})
 	requireForbidden(t, err, `namespaces "glassplane-system" is forbidden: this namespace may not be deleted`)
 }

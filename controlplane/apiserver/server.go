@@ -282,8 +282,8 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // Bootstrap creates the namespaces every cluster has (default, kube-system,
-// kube-public, kube-node-lease) and Glassplane's own (glassplane-system,
-// for the scheduler's decision records), the system priority classes, the
+// kube-public, kube-node-lease) and Glassplane's own (glassplane-system),
+// the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
 // its endpoints, the default StorageClass when they are missing and, with
 // RBAC, the bootstrap cluster roles and bindings.

@@ -67,7 +67,7 @@ func BenchmarkScheduleCycles(b *testing.B) {
 						b.Fatal(err)
 					}
 					d.Node = host
-					rec, _, err := explain.EncodeHistory(explain.History{Pod: "default/" + p.Name, UID: string(p.UID), Attempts: []explain.Decision{d}}, 0)
+					rec, err := explain.EncodeHistory(explain.History{Pod: "default/" + p.Name, UID: string(p.UID), Attempts: []explain.Decision{d}})
 					if err != nil {
 						b.Fatal(err)
 					}

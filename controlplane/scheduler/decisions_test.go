@@ -6,43 +6,118 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
-	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
+	"github.com/glassplane/glassplane/api/v1alpha1"
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 )
 
-// TestRecordsGoWhereTheSchedulerMayWrite: the records' namespace is the
-// one the API server creates and lets the scheduler write in.
-func TestRecordsGoWhereTheSchedulerMayWrite(t *testing.T) {
-	if explain.RecordNamespace != rbac.NamespaceGlassplaneSystem || rbac.Roles()[0].Namespace != explain.RecordNamespace {
-		t.Errorf("records go to %q; the API server bootstraps %q", explain.RecordNamespace, rbac.NamespaceGlassplaneSystem)
+var decisionsResource = schema.GroupResource{Group: v1alpha1.GroupName, Resource: "schedulingdecisions"}
+
+// fakeDecisions is an in-memory API of SchedulingDecisions, with the API
+// server's create, update and resourceVersion semantics.
+type fakeDecisions struct {
+	mu      sync.Mutex // guards records, rv and writes
+	records map[string]*v1alpha1.SchedulingDecision
+	rv      int
+	writes  int
+}
+
+var _ decisionClient = &fakeDecisions{}
+
+func newFakeDecisions() *fakeDecisions {
+	return &fakeDecisions{records: map[string]*v1alpha1.SchedulingDecision{}}
+}
+
+func (f *fakeDecisions) Get(_ context.Context, namespace, name string) (*v1alpha1.SchedulingDecision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.records[namespace+"/"+name]
+	if !ok {
+		return nil, apierrors.NewNotFound(decisionsResource, name)
 	}
+	return r.DeepCopy(), nil
+}
+
+func (f *fakeDecisions) Create(_ context.Context, r *v1alpha1.SchedulingDecision) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := r.Namespace + "/" + r.Name
+	if _, ok := f.records[key]; ok {
+		return apierrors.NewAlreadyExists(decisionsResource, r.Name)
+	}
+	if r.ResourceVersion != "" {
+		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	f.store(key, r)
+	return nil
+}
+
+func (f *fakeDecisions) Update(_ context.Context, r *v1alpha1.SchedulingDecision) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := r.Namespace + "/" + r.Name
+	cur, ok := f.records[key]
+	if !ok {
+		return apierrors.NewNotFound(decisionsResource, r.Name)
+	}
+	if r.ResourceVersion != cur.ResourceVersion {
+		return apierrors.NewConflict(decisionsResource, r.Name, fmt.Errorf("the object has been modified"))
+	}
+	f.store(key, r)
+	return nil
+}
+
+func (f *fakeDecisions) store(key string, r *v1alpha1.SchedulingDecision) {
+	f.rv++
+	f.writes++
+	c := r.DeepCopy()
+	c.ResourceVersion = strconv.Itoa(f.rv)
+	f.records[key] = c
+}
+
+// put stores r as another client would.
+func (f *fakeDecisions) put(r *v1alpha1.SchedulingDecision) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.store(r.Namespace+"/"+r.Name, r)
+	f.writes--
+}
+
+func (f *fakeDecisions) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.records)
 }
 
 // recordOf reads the pod's decision record from the fake API.
-func recordOf(t *testing.T, s *Scheduler, name string) (*v1.ConfigMap, explain.History) {
+func recordOf(t *testing.T, s *Scheduler, name string) (*v1alpha1.SchedulingDecision, explain.History) {
 	t.Helper()
-	cm, err := s.client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(context.Background(), explain.RecordName("default", name), metav1.GetOptions{})
+	r, err := s.decisions.api.Get(context.Background(), "default", name)
 	if err != nil {
 		return nil, explain.History{}
 	}
-	h, err := explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
-	if err != nil {
-		t.Fatalf("record of %s: %v", name, err)
-	}
-	return cm, h
+	return r, explain.HistoryOf(r)
 }
 
 // TestRecordKeepsEveryAttempt: a pod that does not fit, then fits on a new
-// node, has both attempts in its record in glassplane-system, labelled with
-// the pod; nothing lands in the pod's namespace or on the pod, and each
-// event carries a summary naming the record.
+// node, has both attempts in its record, the SchedulingDecision of its
+// name in its namespace, owned by it; nothing else is written (no
+// ConfigMap, nothing on the pod), and each event carries a summary.
 func TestRecordKeepsEveryAttempt(t *testing.T) {
 	pod := testPod("mypod", "1")
 	client, recorded := newFakeClient(t, testNode("small", "500m"), pod)
@@ -65,16 +140,17 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 		return len(h.Attempts) >= 2 && h.Attempts[len(h.Attempts)-1].Node == "big"
 	})
 
-	cm, h := recordOf(t, s, "mypod")
-	wantLabels := map[string]string{explain.RecordLabel: explain.RecordLabelValue, explain.PodNamespaceLabel: "default", explain.PodNameLabel: "mypod", explain.PodUIDLabel: string(pod.UID)}
-	if fmt.Sprint(cm.Labels) != fmt.Sprint(wantLabels) || cm.Annotations[explain.PodAnnotation] != "default/mypod" {
-		t.Errorf("labels %v, annotations %v", cm.Labels, cm.Annotations)
+	r, h := recordOf(t, s, "mypod")
+	if r.Namespace != "default" || r.Name != "mypod" || r.PodUID != pod.UID {
+		t.Errorf("record %s/%s of pod uid %q", r.Namespace, r.Name, r.PodUID)
 	}
-	if cm.Name != "default.mypod" || len(cm.OwnerReferences) != 0 {
-		t.Errorf("record %q with ownerReferences %+v, want default.mypod and none (they cannot cross namespaces)", cm.Name, cm.OwnerReferences)
+	if len(r.OwnerReferences) != 1 || r.OwnerReferences[0].Kind != "Pod" || r.OwnerReferences[0].UID != pod.UID {
+		t.Errorf("ownerReferences %+v, want the pod", r.OwnerReferences)
 	}
-	if user, _ := client.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); len(user.Items) != 0 {
-		t.Errorf("ConfigMaps in the pod's namespace: %d, want none", len(user.Items))
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "configmaps" {
+			t.Errorf("the scheduler touched ConfigMaps: %s", a.GetVerb())
+		}
 	}
 	if h.UID != string(pod.UID) || h.Pod != "default/mypod" {
 		t.Errorf("history of %q uid %q", h.Pod, h.UID)
@@ -107,33 +183,32 @@ func TestRecordKeepsEveryAttempt(t *testing.T) {
 		if err := json.Unmarshal([]byte(ev.Annotations[explain.SummaryAnnotation]), &sum); err != nil {
 			t.Fatalf("%s event summary %q: %v", reason, ev.Annotations[explain.SummaryAnnotation], err)
 		}
-		if sum.Record != "default.mypod" || sum.Evaluated == 0 {
+		if sum.Evaluated == 0 {
 			t.Errorf("%s summary %+v", reason, sum)
 		}
 	}
 }
 
-// TestRecordLeavesForeignConfigMapAlone: a user's ConfigMap with the
-// record's name is not overwritten.
-func TestRecordLeavesForeignConfigMapAlone(t *testing.T) {
-	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: explain.RecordName("default", "mypod"), Namespace: explain.RecordNamespace}, Data: map[string]string{"k": "v"}}
-	client, recorded := newFakeClient(t, testNode("node-1", "2"), testPod("mypod", "100m"), foreign)
-	startScheduler(t, client)
-	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
-	eventually(t, "the scheduler's look at the ConfigMap", func() bool {
-		for _, a := range client.Actions() {
-			if a.GetVerb() == "get" && a.GetResource().Resource == "configmaps" {
-				return true
-			}
-		}
-		return false
-	})
-	cm, err := client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(context.Background(), foreign.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+// TestRecordOfAnEarlierPodIsReplaced: a record left by an earlier pod of
+// the same name (not yet collected) becomes the new pod's, owned by it,
+// with none of the earlier pod's attempts.
+func TestRecordOfAnEarlierPodIsReplaced(t *testing.T) {
+	client, recorded := newFakeClient(t, testNode("node-1", "2"), testPod("mypod", "100m"))
+	decisions := newFakeDecisions()
+	earlier := explain.History{Pod: "default/mypod", UID: "uid-earlier"}
+	for a := range 4 {
+		earlier.Attempts = append(earlier.Attempts, explain.Decision{Attempt: a + 1, Message: "earlier"})
 	}
-	if cm.Data["k"] != "v" || len(cm.BinaryData) != 0 || len(cm.Labels) != 0 {
-		t.Errorf("the user's ConfigMap changed: %+v", cm)
+	decisions.put(explain.Record("default", "mypod", "uid-earlier", earlier))
+	s := startSchedulerWith(t, client, decisions)
+	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
+	eventually(t, "the record to be the new pod's", func() bool { r, _ := recordOf(t, s, "mypod"); return r.PodUID == "uid-mypod" })
+	r, h := recordOf(t, s, "mypod")
+	if len(h.Attempts) != 1 || h.Attempts[0].Message == "earlier" || h.Dropped != 0 {
+		t.Errorf("attempts %+v, dropped %d; want the new pod's one", h.Attempts, h.Dropped)
+	}
+	if len(r.OwnerReferences) != 1 || r.OwnerReferences[0].UID != "uid-mypod" {
+		t.Errorf("ownerReferences %+v, want the new pod", r.OwnerReferences)
 	}
 }
 
@@ -147,6 +222,8 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decisions := newFakeDecisions()
+	s.decisions.api = decisions
 	// Not running: what is recorded stays pending.
 	s.decisions.record(pod, explain.Decision{Attempt: 1})
 	s.decisions.record(pod, explain.Decision{Attempt: 2})
@@ -155,16 +232,7 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 		for _, a := range attempts {
 			h.Attempts = append(h.Attempts, explain.Decision{Attempt: a})
 		}
-		data, _, err := explain.EncodeHistory(h, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cm := s.decisions.recordObject(&podRecord{namespace: "default", name: "mypod", uid: uid}, explain.RecordName("default", "mypod"), data)
-		cms := client.CoreV1().ConfigMaps(explain.RecordNamespace)
-		cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
-		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		decisions.put(explain.Record("default", "mypod", uid, h))
 	}
 	attempts := func() (out []int) {
 		for _, d := range s.Decisions("default", "mypod") {
@@ -185,46 +253,112 @@ func TestDecisionsCountsAnAttemptOnce(t *testing.T) {
 	}
 }
 
-// TestRecordGoesWithItsPod: deleting a pod deletes its record; a record of
-// a pod deleted while no scheduler ran goes when the next one starts, and a
-// live pod's record and a ConfigMap that is no record stay.
-func TestRecordGoesWithItsPod(t *testing.T) {
-	record := func(namespace, name string, uid types.UID) *v1.ConfigMap {
-		data, _, err := explain.EncodeHistory(explain.History{Pod: namespace + "/" + name, UID: string(uid), Attempts: []explain.Decision{{Attempt: 1}}}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &podRecord{namespace: namespace, name: name, uid: uid}
-		return (&decisionStore{}).recordObject(rec, explain.RecordName(namespace, name), data)
-	}
-	live := testPod("live", "100m")
-	live.Spec.NodeName = "node-1"
-	orphan := record("default", "gone", "uid-gone")
-	earlier := record("default", "live", "uid-of-an-earlier-live")
-	earlier.Name = "default.live-earlier" // as if named before a rename: only its labels count
-	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: explain.RecordNamespace}}
-	client, recorded := newFakeClient(t, testNode("node-1", "2"), live, testPod("mypod", "100m"), orphan, earlier, foreign, record("default", "live", live.UID))
-	s := startScheduler(t, client)
-	cms := client.CoreV1().ConfigMaps(explain.RecordNamespace)
-	exists := func(name string) bool {
-		_, err := cms.Get(context.Background(), name, metav1.GetOptions{})
-		return err == nil
-	}
-	eventually(t, "the sweep of records whose pod is gone", func() bool { return !exists(orphan.Name) && !exists(earlier.Name) })
-	if !exists("default.live") || !exists(foreign.Name) {
-		t.Error("the sweep deleted the live pod's record or a ConfigMap that is no record")
-	}
-
+// TestDeletedPodIsForgotten: the scheduler forgets a deleted pod and
+// leaves its record to the garbage collector, which deletes it with its
+// owner.
+func TestDeletedPodIsForgotten(t *testing.T) {
+	client, recorded := newFakeClient(t, testNode("node-1", "2"), testPod("mypod", "100m"))
+	decisions := newFakeDecisions()
+	s := startSchedulerWith(t, client, decisions)
 	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
-	eventually(t, "the record of mypod", func() bool { return exists("default.mypod") })
+	eventually(t, "the record of mypod", func() bool { r, _ := recordOf(t, s, "mypod"); return r != nil })
 	if err := client.CoreV1().Pods("default").Delete(context.Background(), "mypod", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the record of the deleted pod to go", func() bool { return !exists("default.mypod") })
-	if ds := s.Decisions("default", "mypod"); len(ds) != 0 {
-		t.Errorf("Decisions of the deleted pod = %+v", ds)
+	eventually(t, "the scheduler to forget mypod", func() bool {
+		s.decisions.mu.Lock()
+		defer s.decisions.mu.Unlock()
+		return len(s.decisions.pods) == 0
+	})
+	if decisions.count() != 1 {
+		t.Errorf("%d records; the scheduler deletes none", decisions.count())
 	}
-	if !exists("default.live") {
-		t.Error("deleting mypod deleted another pod's record")
+}
+
+// TestNoRecordsWithoutTheAPIGroup: a client without a REST client (a fake
+// clientset) keeps no records, and scheduling goes on.
+func TestNoRecordsWithoutTheAPIGroup(t *testing.T) {
+	if c := newDecisionClient(fake.NewClientset()); c != nil {
+		t.Errorf("a fake clientset's decision client is %T", c)
+	}
+	client, recorded := newFakeClient(t, testNode("node-1", "2"), testPod("mypod", "100m"))
+	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runScheduler(t, s)
+	eventually(t, "a binding", func() bool { return len(recorded.get()) == 1 })
+	if ds := s.Decisions("default", "mypod"); len(ds) != 0 {
+		t.Errorf("decisions %+v without records", ds)
+	}
+}
+
+// TestRESTDecisions: the REST decision client sends JSON to the
+// resource's paths and reads the API's Status errors.
+func TestRESTDecisions(t *testing.T) {
+	var mu sync.Mutex
+	var requests []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		requests = append(requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type")+" "+r.Header.Get("Accept")+" "+string(body))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gone"):
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(apierrors.NewNotFound(decisionsResource, "gone").ErrStatus)
+		case r.Method == http.MethodPost && strings.Contains(string(body), `"name":"taken"`):
+			w.WriteHeader(http.StatusConflict)
+			json.NewEncoder(w).Encode(apierrors.NewAlreadyExists(decisionsResource, "taken").ErrStatus)
+		case r.Method == http.MethodPut:
+			w.WriteHeader(http.StatusConflict)
+			json.NewEncoder(w).Encode(apierrors.NewConflict(decisionsResource, "web", fmt.Errorf("the object has been modified")).ErrStatus)
+		default:
+			w.Write([]byte(`{"apiVersion":"glassplane.io/v1alpha1","kind":"SchedulingDecision","metadata":{"namespace":"shop","name":"web","resourceVersion":"7"},"podUID":"u1","attempts":[{"attempt":1,"time":null,"nodes":1,"feasible":1,"node":"n1"}]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newDecisionClient(cs)
+	ctx := context.Background()
+	r, err := c.Get(ctx, "shop", "web")
+	if err != nil || r.PodUID != "u1" || r.ResourceVersion != "7" || len(r.Attempts) != 1 || r.Attempts[0].Node != "n1" {
+		t.Errorf("Get = %+v, %v", r, err)
+	}
+	if _, err := c.Get(ctx, "shop", "gone"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a missing record: %v, want NotFound", err)
+	}
+	rec := explain.Record("shop", "web", "u1", explain.History{Attempts: []explain.Decision{{Attempt: 1, Node: "n1"}}})
+	if err := c.Create(ctx, rec); err != nil {
+		t.Errorf("Create: %v", err)
+	}
+	taken := rec.DeepCopy()
+	taken.Name = "taken"
+	if err := c.Create(ctx, taken); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("Create answered 409 AlreadyExists: %v", err)
+	}
+	if err := c.Update(ctx, rec); !apierrors.IsConflict(err) {
+		t.Errorf("Update answered 409: %v, want Conflict", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"GET /apis/glassplane.io/v1alpha1/namespaces/shop/schedulingdecisions/web ",
+		"GET /apis/glassplane.io/v1alpha1/namespaces/shop/schedulingdecisions/gone ",
+		`POST /apis/glassplane.io/v1alpha1/namespaces/shop/schedulingdecisions application/json application/json {"kind":"SchedulingDecision","apiVersion":"glassplane.io/v1alpha1","metadata":{"name":"web","namespace":"shop","ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"web","uid":"u1"}]}`,
+		"POST /apis/glassplane.io/v1alpha1/namespaces/shop/schedulingdecisions application/json application/json {",
+		"PUT /apis/glassplane.io/v1alpha1/namespaces/shop/schedulingdecisions/web application/json application/json {",
+	}
+	if len(requests) != len(want) {
+		t.Fatalf("requests:\n%s", strings.Join(requests, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(requests[i], w) {
+			t.Errorf("request %d:\n got %.300s\nwant %s...", i, requests[i], w)
+		}
 	}
 }

@@ -14,33 +14,27 @@
 // evaluated node's filter result, or the plugin and reason that removed it;
 // each score plugin's raw, normalised and weighted score per node; the sums,
 // the chosen node, the attempt's time) goes into the pod's decision record:
-// a ConfigMap in Glassplane's own namespace glassplane-system
-// (explain.RecordNamespace), never in the pod's, named
-// explain.RecordName(namespace, pod) ("<namespace>.<pod>", cut short with a
-// hash beyond 253 characters), labelled scheduler.glassplane.io/decisions=true
-// and with the pod's namespace, name and uid (explain.RecordLabels), holding
-// the gzip-compressed JSON explain.History under binaryData
-// "decisions.json.gz": the newest DecisionHistory attempts (default 10),
-// older ones dropped first to stay under 900 KiB (a 1,000-node attempt,
-// stored in columns, see explain/recordform.go, compresses to a few KiB).
-// Records are written off the scheduling loop by a few workers
-// (decisions.go); an attempt waits for its write already compressed (the
-// binding goroutine encodes it before the bind), so that a backlog of
-// thousands of records, when the API is busier than the scheduler, costs
-// megabytes, not the gigabyte its Decisions would. A pod's queued attempts
-// are appended with one Create, or Get + Update, retried on conflict, so the
-// record survives scheduler restarts and leader changes; a ConfigMap of that
-// name without the label is left alone. An ownerReference cannot cross
-// namespaces, so the scheduler deletes a record itself: when it sees its pod
-// deleted, and, when it starts scheduling, every record whose pod uid no
-// longer exists (pods deleted while no scheduler ran); each delete carries
-// the record's uid and resourceVersion as preconditions. Because the record
-// is an API object, the dashboard reads it whether the scheduler runs inside
-// `glassplane up` or as `glassplane scheduler --kubeconfig`, and an admin
-// reads it with `kubectl get cm -n glassplane-system`. Nothing is added to
-// the pod: Scheduled and FailedScheduling events carry the explain.Summary
-// annotation (counts per rejecting plugin, the winner and its score, the
-// record's name).
+// the SchedulingDecision (glassplane.io/v1alpha1) of the pod's name in the
+// pod's namespace, with an ownerReference to the pod so that the garbage
+// collector deletes it with the pod, holding the newest DecisionHistory
+// attempts (default 10), older ones dropped first to keep its JSON under
+// explain.MaxRecordBytes (512 KiB; a single attempt still too big keeps
+// the best nodes that fit). Records are written off the scheduling loop
+// by a few workers (decisions.go); an attempt waits for its write
+// compressed (the binding goroutine encodes it before the bind, in the
+// columnar form of explain/recordform.go, a few KiB at 1,000 nodes), so
+// that a backlog of thousands of records, when the API is busier than the
+// scheduler, costs megabytes, not the gigabyte its Decisions would. A pod's
+// queued attempts are appended with one Create, or Get + Update, retried on
+// conflict, so the record survives scheduler restarts and leader changes;
+// a record left by an earlier pod of the same name is replaced and owned
+// by the new pod. Because the record is an API object, the dashboard reads
+// it whether the scheduler runs inside `glassplane up` or as `glassplane
+// scheduler --kubeconfig`, and anyone the view role lets read a
+// namespace's pods reads it with `kubectl get schedulingdecisions` or
+// `kubectl describe schedulingdecision <pod>`. Nothing is added to the
+// pod: Scheduled and FailedScheduling events carry the explain.Summary
+// annotation (counts per rejecting plugin, the winner and its score).
 //
 // When no node fits, DefaultPreemption evicts the fewest, lowest-priority
 // pods on the best node and nominates it (status.nominatedNodeName). As in
@@ -53,6 +47,6 @@
 // preemption without them (logged once) rather than stopping the
 // scheduler. The scheduler may touch the API (pods, pods/binding,
 // pods/status, pod deletion for preemption, nodes, PodDisruptionBudgets
-// (list and watch), events, and ConfigMaps in glassplane-system for
+// (list and watch), events, and schedulingdecisions.glassplane.io for the
 // decision records) and its own subpackages, nothing else.
 package scheduler

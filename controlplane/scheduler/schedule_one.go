@@ -52,7 +52,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pi *framework.QueuedPodInfo
 	}
 
 	start := time.Now()
-	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key, FilterPlugins: prof.filterPlugins, Record: explain.RecordName(pod.Namespace, pod.Name)}
+	d := explain.Decision{Attempt: pi.Attempts, Time: metav1.NewTime(start), Pod: key, FilterPlugins: prof.filterPlugins}
 	state := framework.NewCycleState()
 	s.cache.UpdateSnapshot(s.snapshot)
 	host, err := s.schedulePod(ctx, prof.fwk, state, pod, &d)

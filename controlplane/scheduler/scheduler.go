@@ -104,7 +104,7 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 		pdbUnavailable: make(chan struct{}),
 	}
 
-	s.decisions = newDecisionStore(client, s.log, cfg.DecisionHistory)
+	s.decisions = newDecisionStore(newDecisionClient(client), s.log, cfg.DecisionHistory)
 
 	registry := plugins.NewInTreeRegistry()
 	if err := registry.Merge(cfg.Registry); err != nil {
@@ -195,11 +195,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	schedule := func(ctx context.Context) {
 		go s.queue.Run(ctx)
-		go func() {
-			if err := s.decisions.sweep(ctx, s.podLister); err != nil && ctx.Err() == nil {
-				s.log.Error("failed to delete the decision records of deleted pods", "err", err)
-			}
-		}()
 		for {
 			pi := s.queue.Pop()
 			if pi == nil {

@@ -103,13 +103,22 @@ func newFakeClient(t *testing.T, objects ...runtime.Object) (*fake.Clientset, *b
 	return client, recorded
 }
 
-// startScheduler runs a scheduler until the test ends.
+// startScheduler runs a scheduler, keeping its decision records in an
+// in-memory API, until the test ends.
 func startScheduler(t *testing.T, client *fake.Clientset) *Scheduler {
+	t.Helper()
+	return startSchedulerWith(t, client, newFakeDecisions())
+}
+
+// startSchedulerWith runs a scheduler keeping its decision records in
+// decisions until the test ends.
+func startSchedulerWith(t *testing.T, client *fake.Clientset, decisions *fakeDecisions) *Scheduler {
 	t.Helper()
 	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.decisions.api = decisions
 	runScheduler(t, s)
 	return s
 }

@@ -81,7 +81,7 @@ async function refreshStored(section, m) {
   }
   if (!section.dataset.uid && m.uid) section.dataset.uid = m.uid;
   // A pod just bound: the page reloads, once per pod, to show the
-  // scheduler's decision (read from its record in glassplane-system).
+  // scheduler's decision (read from its SchedulingDecision).
   const once = `decision-reload:${m.uid || section.dataset.uid}`;
   if (m.object?.kind === "Pod" && m.object?.spec?.nodeName && !sessionStorage.getItem(once) &&
       !document.querySelector('[data-testid="decision"],[data-testid="decision-error"]')) {

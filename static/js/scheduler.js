@@ -104,16 +104,17 @@ class Player {
   }
 }
 
-// follow polls the pod's attempts while it is pending and reloads to play
-// a new one.
+// follow polls the pod's attempts (and, without a decision record, its
+// scheduling events) while it is pending and reloads to play a new one.
 function follow() {
   const known = Number(section.dataset.attempts);
+  const knownEvents = Number(section.dataset.events);
   const poll = async () => {
     try {
       const res = await fetch(`${location.pathname}?format=json`, { headers: { Accept: "application/json" } });
       if (res.ok) {
         const st = await res.json();
-        if (st.attempts !== known || !st.pending) {
+        if (st.attempts !== known || st.events !== knownEvents || !st.pending) {
           location.assign(`${location.pathname}?play=1`);
           return;
         }

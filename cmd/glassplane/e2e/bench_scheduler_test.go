@@ -15,10 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
+	"github.com/glassplane/glassplane/api/v1alpha1"
 )
 
 // benchEnvInt reads an integer override of a benchmark size.
@@ -175,7 +176,11 @@ func runSchedulerBench(b *testing.B, c *Cluster, ns string, total int, antiAffin
 	}()
 
 	// Decision records, counted as they are written.
-	rw, err := client.CoreV1().ConfigMaps(explain.RecordNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: explain.PodNamespaceLabel + "=" + ns})
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rw, err := dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("schedulingdecisions")).Namespace(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -523,15 +523,15 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 
 	var history explain.History
 	Eventually(t, 60*time.Second, "the decision record", func() error {
-		cm, err := c.Client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName("explain", "web"), metav1.GetOptions{})
+		r, err := decisionRecord(ctx, c, "explain", "web")
 		if err != nil {
 			return err
 		}
-		if cm.Labels[explain.PodUIDLabel] != string(pod.UID) {
-			return fmt.Errorf("labels %v, want the pod's uid %s", cm.Labels, pod.UID)
+		if r.PodUID != pod.UID {
+			return fmt.Errorf("record of pod uid %s, want the pod's %s", r.PodUID, pod.UID)
 		}
-		history, err = explain.DecodeHistory(cm.BinaryData[explain.RecordKey])
-		return err
+		history = explain.HistoryOf(r)
+		return nil
 	})
 	last := history.Attempts[len(history.Attempts)-1]
 	if last.Node != node || last.Nodes != 3 || last.Feasible != 2 || len(last.Scores) != 2 {
@@ -579,9 +579,9 @@ func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	Eventually(t, 90*time.Second, "the record deleted with the pod", func() error {
-		_, err := c.Client.CoreV1().ConfigMaps(explain.RecordNamespace).Get(ctx, explain.RecordName("explain", "web"), metav1.GetOptions{})
+		_, err := decisionRecord(ctx, c, "explain", "web")
 		if err == nil {
-			return fmt.Errorf("%s still exists", explain.RecordName("explain", "web"))
+			return fmt.Errorf("the record of explain/web still exists")
 		}
 		if !apierrors.IsNotFound(err) {
 			return err

@@ -5,7 +5,7 @@ import (
 )
 
 // Limits of the compact form (Compact): what the dashboard's pod page
-// shows, and what a record keeps of an attempt too big for it.
+// shows.
 const (
 	// MaxCompactNodes is how many nodes the compact form lists at most
 	// in Filter and in Scores.
@@ -48,9 +48,6 @@ type Decision struct {
 	// PodDisruptionBudget: preemption prefers nodes with fewer, but treats
 	// budgets as best effort.
 	PDBViolations int `json:"pdbViolations,omitempty"`
-	// Record names the ConfigMap in RecordNamespace holding the pod's
-	// full decision record (History).
-	Record string `json:"record,omitempty"`
 	// Message is the event message: "Successfully assigned ..." or the
 	// FailedScheduling text.
 	Message string `json:"message,omitempty"`
@@ -89,21 +86,31 @@ type PluginScore struct {
 // the JSON is at most MaxCompactBytes; the *Omitted fields count what
 // was cut.
 func Compact(d Decision) ([]byte, error) {
+	_, b := cut(d, MaxCompactNodes, MaxCompactBytes)
+	return b, nil
+}
+
+// cut returns d with Scores best first and Filter with passed nodes first
+// (in score order), then rejected nodes by name, each capped at limit
+// nodes and halved further until d's JSON is at most maxBytes, and that
+// JSON; the *Omitted fields count what was cut. With no node left, a
+// message longer than half of maxBytes is cut too.
+func cut(d Decision, limit, maxBytes int) (Decision, []byte) {
 	// Only the head of each list is kept, so only the head is sorted: a
 	// decision at 1,000 nodes lists hundreds.
-	scores := smallest(d.Scores, MaxCompactNodes, func(a, b *NodeScore) bool {
+	scores := smallest(d.Scores, limit, func(a, b *NodeScore) bool {
 		if a.Total != b.Total {
 			return a.Total > b.Total
 		}
 		return a.Node < b.Node
 	})
-	// Passed nodes come in score order; only the best MaxCompactNodes
-	// can be among the first MaxCompactNodes entries.
+	// Passed nodes come in score order; only the best limit can be among
+	// the first limit entries.
 	rank := make(map[string]int, len(scores))
 	for i, s := range scores {
 		rank[s.Node] = i
 	}
-	filter := smallest(d.Filter, MaxCompactNodes, func(a, b *NodeFilter) bool {
+	filter := smallest(d.Filter, limit, func(a, b *NodeFilter) bool {
 		if a.Passed != b.Passed {
 			return a.Passed
 		}
@@ -120,16 +127,16 @@ func Compact(d Decision) ([]byte, error) {
 		return a.Node < b.Node
 	})
 
-	for limit := MaxCompactNodes; ; limit /= 2 {
+	for ; ; limit /= 2 {
 		c := d
 		c.Filter, c.FilterOmitted = capList(filter, limit), d.FilterOmitted+max(0, len(d.Filter)-min(limit, len(filter)))
 		c.Scores, c.ScoresOmitted = capList(scores, limit), d.ScoresOmitted+max(0, len(d.Scores)-min(limit, len(scores)))
-		if limit == 0 && len(c.Message) > MaxCompactBytes/2 {
-			c.Message = c.Message[:MaxCompactBytes/2] + " ..."
+		if limit == 0 && len(c.Message) > maxBytes/2 {
+			c.Message = c.Message[:maxBytes/2] + " ..."
 		}
 		b := appendDecision(nil, &c)
-		if len(b) <= MaxCompactBytes || limit == 0 {
-			return b, nil
+		if len(b) <= maxBytes || limit == 0 {
+			return c, b
 		}
 	}
 }

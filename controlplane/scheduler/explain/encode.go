@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// The scheduler encodes a Decision on every attempt (the compact one on
-// the Binding, the full one in the record, see recordform.go), and a
+// The scheduler encodes a Decision on every attempt (compressed until it
+// is written, see recordform.go; measured for its record, see Cap), and a
 // Decision at 1,000 nodes holds some 3,000 plugin scores: encoding/json's
 // reflection spent a quarter of a scheduling cycle on it. These appenders
 // write the same JSON as encoding/json with HTML escaping off (the tests
@@ -100,7 +100,6 @@ func appendDecisionTail(b []byte, d *Decision) []byte {
 		b = append(b, `,"pdbViolations":`...)
 		b = strconv.AppendInt(b, int64(d.PDBViolations), 10)
 	}
-	b = appendOptString(b, `,"record":`, d.Record)
 	b = appendOptString(b, `,"message":`, d.Message)
 	return append(b, '}')
 }

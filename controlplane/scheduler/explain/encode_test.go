@@ -39,13 +39,12 @@ func sampleDecisions() []Decision {
 			Filter:        []NodeFilter{{Node: "a", Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {k: v}"}},
 			FilterOmitted: 2, ScoresOmitted: 1, NominatedNode: "b", Victims: []string{"default/low", "x"}, PDBViolations: 1,
 			Scores:  []NodeScore{{Node: "b", Plugins: nil, Total: -1}, {Node: "c", Plugins: []PluginScore{{Plugin: "P", Weight: 0}}}},
-			Record:  "default.web",
 			Message: "0/3 nodes are available: 1 node(s) had untolerated taint(s).",
 		},
 	}
 	for _, s := range awkward {
 		decisions = append(decisions, Decision{Pod: s, Node: s, Message: s, FilterPlugins: []string{s}, Filter: []NodeFilter{{Node: s, Plugin: s, Reason: s}},
-			Scores: []NodeScore{{Node: s, Plugins: []PluginScore{{Plugin: s, Raw: 1, Normalized: 2, Weight: 3, Weighted: 6}}}}, Victims: []string{s}, Record: s, NominatedNode: s})
+			Scores: []NodeScore{{Node: s, Plugins: []PluginScore{{Plugin: s, Raw: 1, Normalized: 2, Weight: 3, Weighted: 6}}}}, Victims: []string{s}, NominatedNode: s})
 	}
 	return decisions
 }

@@ -6,37 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"strings"
 	"sync"
 )
 
-// The full decision record of a pod is one ConfigMap in RecordNamespace,
-// Glassplane's own namespace (never the pod's: the records belong to
-// Glassplane, not to the user), named RecordName(pod's namespace, pod),
-// labelled RecordLabel=RecordLabelValue and with the pod's namespace, name
-// and uid (RecordLabels), and holding the gzip-compressed JSON History
-// under binaryData[RecordKey]. An ownerReference cannot cross namespaces,
-// so the scheduler deletes a record itself when its pod is deleted.
+// A pod's decision record is the SchedulingDecision (glassplane.io/v1alpha1)
+// of the pod's name in the pod's namespace, owned by the pod so that the
+// garbage collector deletes it with the pod (Record and HistoryOf convert
+// it). Until the scheduler writes an attempt, it holds the attempt
+// compressed (EncodeHistory, DecodeHistory).
 const (
-	// RecordNamespace holds every decision record. The API server creates
-	// it at bootstrap and never lets it be deleted, like kube-system.
-	RecordNamespace = "glassplane-system"
-	// RecordLabel marks a ConfigMap as a scheduler decision record.
-	RecordLabel = "scheduler.glassplane.io/decisions"
-	// RecordLabelValue is RecordLabel's value on a record.
-	RecordLabelValue = "true"
-	// PodNamespaceLabel, PodNameLabel and PodUIDLabel name the record's
-	// pod. PodNameLabel is left out for a name longer than a label value
-	// may be (63 characters); PodAnnotation always has it.
-	PodNamespaceLabel = "scheduler.glassplane.io/pod-namespace"
-	PodNameLabel      = "scheduler.glassplane.io/pod-name"
-	PodUIDLabel       = "scheduler.glassplane.io/pod-uid"
-	// PodAnnotation is the record's pod as "namespace/name".
-	PodAnnotation = "scheduler.glassplane.io/pod"
-	// RecordKey is the binaryData key holding the compressed History.
-	RecordKey = "decisions.json.gz"
 	// SummaryAnnotation is the Scheduled or FailedScheduling Event's
 	// annotation holding the JSON Summary of the attempt.
 	SummaryAnnotation = "scheduler.glassplane.io/summary"
@@ -46,17 +25,15 @@ const (
 const (
 	// DefaultHistory is how many attempts a record keeps, newest last.
 	DefaultHistory = 10
-	// MaxRecordBytes bounds the compressed History, well below the API's
-	// 1 MiB object limit (1,572,864 bytes in etcd's default request size,
-	// 1 MiB for a ConfigMap's data): older attempts are dropped first.
-	MaxRecordBytes = 900 * 1024
+	// MaxRecordBytes bounds the JSON of a record's attempts, well below
+	// the 1.5 MiB etcd takes in one request: older attempts are dropped
+	// first, then the nodes of a single attempt still too big are cut
+	// (Cap). An attempt over 1,000 nodes, every one evaluated and scored,
+	// is some 600 KiB.
+	MaxRecordBytes = 512 * 1024
 	// maxDecodedBytes bounds what DecodeHistory inflates, so that a hostile
-	// record cannot exhaust memory.
+	// blob cannot exhaust memory.
 	maxDecodedBytes = 64 << 20
-	// maxNameLength is a DNS subdomain's maximum length.
-	maxNameLength = 253
-	// maxLabelValueLength is a label value's maximum length.
-	maxLabelValueLength = 63
 )
 
 // History is the attempts the scheduler recorded for one pod, oldest first.
@@ -72,75 +49,50 @@ type History struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
-// RecordName is the name of the ConfigMap in RecordNamespace holding the
-// decision record of pod namespace/name: "<namespace>.<name>" (a namespace
-// has no dots, so no two pods share it), or for names too long for that,
-// the name cut short with a hash of the whole.
-func RecordName(namespace, name string) string {
-	full := namespace + "." + name
-	if len(full) <= maxNameLength {
-		return full
-	}
-	h := fnv.New32a()
-	h.Write([]byte(full))
-	hash := fmt.Sprintf("-%08x", h.Sum32())
-	return strings.TrimRight(full[:maxNameLength-len(hash)], ".-") + hash
-}
-
-// RecordLabels are the labels of the record of pod namespace/name with
-// uid.
-func RecordLabels(namespace, name, uid string) map[string]string {
-	l := map[string]string{RecordLabel: RecordLabelValue, PodNamespaceLabel: namespace, PodUIDLabel: uid}
-	if len(name) <= maxLabelValueLength {
-		l[PodNameLabel] = name
-	}
-	return l
-}
-
-// EncodeHistory caps h at the newest maxAttempts attempts (DefaultHistory
-// when <= 0), then drops the oldest until the gzip-compressed JSON is at
-// most MaxRecordBytes; a single attempt still too big is cut down like
-// Compact. It returns the compressed bytes and the history they hold.
-func EncodeHistory(h History, maxAttempts int) ([]byte, History, error) {
+// Cap returns h with its newest maxAttempts attempts at most
+// (DefaultHistory when <= 0), then without the oldest until the attempts'
+// JSON is at most MaxRecordBytes; a single attempt still too big keeps
+// only as many nodes as fit, cut like Compact. Dropped counts what went.
+func Cap(h History, maxAttempts int) History {
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultHistory
 	}
 	if n := len(h.Attempts) - maxAttempts; n > 0 {
-		h.Attempts = append([]Decision(nil), h.Attempts[n:]...)
+		h.Attempts = h.Attempts[n:]
 		h.Dropped += n
 	}
-	for {
-		b, err := gzipJSON(&h)
-		if err != nil {
-			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
-		}
-		if len(b) <= MaxRecordBytes {
-			return b, h, nil
-		}
-		if len(h.Attempts) > 1 {
-			h.Attempts = append([]Decision(nil), h.Attempts[1:]...)
-			h.Dropped++
-			continue
-		}
-		if len(h.Attempts) == 0 {
-			return nil, h, fmt.Errorf("failed to encode decision record of %q: %d bytes without attempts", h.Pod, len(b))
-		}
-		// One attempt alone is too big: keep its compact form.
-		c, err := Compact(h.Attempts[0])
-		if err != nil {
-			return nil, h, err
-		}
-		var d Decision
-		if err := json.Unmarshal(c, &d); err != nil {
-			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
-		}
-		h.Attempts[0] = d
-		b, err = gzipJSON(&h)
-		if err != nil {
-			return nil, h, fmt.Errorf("failed to encode decision record of %q: %w", h.Pod, err)
-		}
-		return b, h, nil
+	sizes := make([]int, len(h.Attempts))
+	total := 0
+	raw := jsonBuffers.Get().(*[]byte)
+	for i := range h.Attempts {
+		*raw = appendDecision((*raw)[:0], &h.Attempts[i])
+		sizes[i] = len(*raw) + 1
+		total += sizes[i]
 	}
+	jsonBuffers.Put(raw)
+	drop := 0
+	for drop < len(sizes)-1 && total > MaxRecordBytes {
+		total -= sizes[drop]
+		drop++
+	}
+	h.Attempts = append([]Decision(nil), h.Attempts[drop:]...)
+	h.Dropped += drop
+	if total > MaxRecordBytes && len(h.Attempts) == 1 {
+		h.Attempts[0], _ = cut(h.Attempts[0], max(len(h.Attempts[0].Filter), len(h.Attempts[0].Scores)), MaxRecordBytes)
+	}
+	return h
+}
+
+// EncodeHistory returns h compressed: the gzip of its JSON in the
+// columnar form of recordform.go, a few kilobytes for an attempt over 1,000
+// nodes, which is how the scheduler holds the attempts it has yet to
+// write. It does not cap h (see Cap).
+func EncodeHistory(h History) ([]byte, error) {
+	b, err := gzipJSON(&h)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the scheduling attempts of %q: %w", h.Pod, err)
+	}
+	return b, nil
 }
 
 // gzipWriters reuses compressors: a new one allocates about a megabyte.
@@ -149,7 +101,7 @@ var gzipWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
-// jsonBuffers reuses the uncompressed JSON of a record, some hundreds of
+// jsonBuffers reuses the uncompressed JSON of attempts, some hundreds of
 // kilobytes at 1,000 nodes.
 var jsonBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
@@ -171,26 +123,26 @@ func gzipJSON(h *History) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ErrRecordTooLarge is returned by DecodeHistory for a record that
+// ErrRecordTooLarge is returned by DecodeHistory for a blob that
 // inflates beyond the decoder's bound.
-var ErrRecordTooLarge = errors.New("decision record inflates beyond 64 MiB")
+var ErrRecordTooLarge = errors.New("scheduling attempts inflate beyond 64 MiB")
 
-// DecodeHistory reads a record's compressed History.
+// DecodeHistory reads a History EncodeHistory compressed.
 func DecodeHistory(b []byte) (History, error) {
 	var h History
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return h, fmt.Errorf("failed to read decision record: %w", err)
+		return h, fmt.Errorf("failed to read compressed scheduling attempts: %w", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
 	if err != nil {
-		return h, fmt.Errorf("failed to read decision record: %w", err)
+		return h, fmt.Errorf("failed to read compressed scheduling attempts: %w", err)
 	}
 	if len(data) > maxDecodedBytes {
 		return h, ErrRecordTooLarge
 	}
 	if h, err = decodeRecord(data); err != nil {
-		return h, fmt.Errorf("failed to decode decision record: %w", err)
+		return h, fmt.Errorf("failed to decode compressed scheduling attempts: %w", err)
 	}
 	return h, nil
 }
@@ -210,14 +162,12 @@ type Summary struct {
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// NominatedNode is where preemption made room.
 	NominatedNode string `json:"nominatedNode,omitempty"`
-	// Record names the ConfigMap holding the full record.
-	Record string `json:"record,omitempty"`
 }
 
 // Summarize returns d's Summary.
 func Summarize(d Decision) Summary {
 	s := Summary{Attempt: d.Attempt, Nodes: d.Nodes, Evaluated: len(d.Filter) + d.FilterOmitted, Feasible: d.Feasible,
-		Node: d.Node, NominatedNode: d.NominatedNode, Record: d.Record}
+		Node: d.Node, NominatedNode: d.NominatedNode}
 	for _, f := range d.Filter {
 		if !f.Passed {
 			if s.Rejected == nil {

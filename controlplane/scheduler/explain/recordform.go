@@ -6,12 +6,13 @@ import (
 	"strconv"
 )
 
-// A record holds its attempts in a columnar form: a Decision at 1,000
-// nodes written field by field is some 200 KB of JSON, nine tenths of it
-// the same plugin names and weights repeated in every node's scores, and
-// the scheduler writes one per attempt. In the record, an attempt that
-// fits the form keeps its head and tail fields as in Decision's JSON and
-// replaces "filter" and "scores" with
+// The compressed form (EncodeHistory) holds attempts in a columnar form: a
+// Decision at 1,000 nodes written field by field is some 200 KB of JSON,
+// nine tenths of it the same plugin names and weights repeated in every
+// node's scores, and the scheduler may hold thousands of attempts waiting
+// to be written. In it, an attempt that fits the form keeps its head and
+// tail fields as in Decision's JSON and replaces "filter" and "scores"
+// with
 //
 //	"evaluated":    the filtered nodes' names, in Filter's order;
 //	"rejected":     [{"i": index into evaluated, "plugin", "reason"}, ...]
@@ -25,12 +26,11 @@ import (
 //
 // An attempt that does not fit (scores of a node not among the evaluated,
 // plugins that differ from node to node, a weighted score that is not
-// normalized × weight) is written as Decision's JSON. Records written
-// before the columnar form (without "version") hold only that form;
-// DecodeHistory reads both.
+// normalized × weight) is written as Decision's JSON; DecodeHistory reads
+// both, and refuses a "version" newer than its own.
 const recordVersion = 2
 
-// appendRecord writes h as a record's JSON.
+// appendRecord writes h in the columnar form.
 func appendRecord(b []byte, h *History) []byte {
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, recordVersion, 10)
@@ -172,7 +172,7 @@ func fitsColumns(d *Decision) bool {
 	return true
 }
 
-// wireHistory is a record's JSON, in either form.
+// wireHistory is the columnar form's JSON.
 type wireHistory struct {
 	Version  int            `json:"version"`
 	Pod      string         `json:"pod"`
@@ -181,8 +181,8 @@ type wireHistory struct {
 	Dropped  int            `json:"dropped"`
 }
 
-// wireDecision is one attempt of a record: Decision's fields, and the
-// columnar ones.
+// wireDecision is one attempt in the columnar form: Decision's fields,
+// and the columnar ones.
 type wireDecision struct {
 	Decision
 	Evaluated    []string        `json:"evaluated"`
@@ -202,7 +202,7 @@ type wirePlugin struct {
 	Weight int64  `json:"weight"`
 }
 
-// decodeRecord reads a record's JSON, in either form.
+// decodeRecord reads the columnar form's JSON.
 func decodeRecord(data []byte) (History, error) {
 	var w wireHistory
 	if err := json.Unmarshal(data, &w); err != nil {

@@ -20,13 +20,9 @@ const (
 	// AnnotationDescription explains a Glassplane-specific role.
 	AnnotationDescription = "glassplane.io/description"
 	// NamespaceGlassplaneSystem is Glassplane's own namespace, created at
-	// bootstrap and never deleted, like kube-system. It holds what
-	// Glassplane keeps for itself, such as the scheduler's decision records
-	// (explain.RecordNamespace), out of the users' namespaces.
+	// bootstrap and never deleted, like kube-system, for what Glassplane
+	// keeps out of the users' namespaces.
 	NamespaceGlassplaneSystem = "glassplane-system"
-	// RoleSchedulerDecisions lets the scheduler keep its decision records
-	// in NamespaceGlassplaneSystem.
-	RoleSchedulerDecisions = "system:glassplane:scheduler-decisions"
 )
 
 // The cluster DNS server's identity (controlplane/dns) and the ClusterRole
@@ -55,6 +51,7 @@ const (
 	authorizationGroup  = "authorization.k8s.io"
 	rbacGroup           = rbacv1.GroupName
 	metricsGroup        = "metrics.k8s.io"
+	glassplaneGroup     = "glassplane.io"
 )
 
 var (
@@ -109,6 +106,8 @@ func viewRules() []rbacv1.PolicyRule {
 		// metrics-server's system:aggregated-metrics-reader, aggregated into
 		// view, edit and admin.
 		rule(read, g(metricsGroup), "pods", "nodes"),
+		// Why the scheduler put the namespace's pods where it did.
+		rule(read, g(glassplaneGroup), "schedulingdecisions"),
 	}
 }
 
@@ -215,6 +214,9 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule(v("create"), g(authorizationGroup), "subjectaccessreviews"),
 			rule(read, g(storageGroup), "csinodes", "csidrivers", "csistoragecapacities", "storageclasses"),
 			rule(read, g(legacyGroup), "namespaces"),
+			// Each pod's decision record, which Kubernetes' scheduler does
+			// not keep.
+			rule(v("create", "get", "update", "patch"), g(glassplaneGroup), "schedulingdecisions"),
 		}},
 		{ObjectMeta: meta("system:volume-scheduler"), Rules: []rbacv1.PolicyRule{
 			rule(v("get", "list", "patch", "update", "watch"), g(legacyGroup), "persistentvolumes"),
@@ -282,30 +284,6 @@ func tempoMeta() metav1.ObjectMeta {
 	m.Annotations[AnnotationDescription] = "The scheduler, the controller manager and the node agents watch the classroom tempo " +
 		"(ConfigMap kube-system/" + TempoConfigMap + ") and update it to claim a released step and to show what they wait for."
 	return m
-}
-
-// Roles returns the bootstrap roles of namespaces, as kube-apiserver's
-// bootstrap policy has some in kube-system: the scheduler's decision
-// records in NamespaceGlassplaneSystem.
-func Roles() []*rbacv1.Role {
-	m := meta(RoleSchedulerDecisions)
-	m.Namespace = NamespaceGlassplaneSystem
-	m.Annotations[AnnotationDescription] = "The scheduler keeps each pod's decision record, a ConfigMap named <namespace>.<pod>, " +
-		"in " + NamespaceGlassplaneSystem + " and deletes it when the pod is deleted."
-	return []*rbacv1.Role{{ObjectMeta: m, Rules: []rbacv1.PolicyRule{
-		rule(v("create", "get", "list", "update", "delete"), g(legacyGroup), "configmaps"),
-	}}}
-}
-
-// RoleBindings returns the bindings of Roles.
-func RoleBindings() []*rbacv1.RoleBinding {
-	m := meta(RoleSchedulerDecisions)
-	m.Namespace = NamespaceGlassplaneSystem
-	return []*rbacv1.RoleBinding{{
-		ObjectMeta: m,
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacGroup, Kind: "Role", Name: RoleSchedulerDecisions},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacGroup, Name: UserKubeScheduler}},
-	}}
 }
 
 // controllerRoles are the per-controller roles of kube-controller-manager
