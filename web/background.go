@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
@@ -34,7 +36,7 @@ var reviewResources = map[string]bool{
 func backgroundOf(ev *auditv1.Event) string {
 	// What the dashboard asks as itself is its own check; what it sends
 	// impersonating a logged-in user (an apply, a delete) is that user's.
-	if ev.User.Username == dashboardUser && ev.ImpersonatedUser == nil {
+	if isDashboardRequest(ev) {
 		return backgroundCheck
 	}
 	resource, sub, _, _ := auditRef(ev)
@@ -58,4 +60,16 @@ func eventBackground(e *corev1.Event) string {
 		return backgroundLease
 	}
 	return ""
+}
+
+// UserAgent is the User-Agent of every request a dashboard sends (its
+// sources should send it too): what the dashboard asks as itself is told
+// from what a person using the same kubeconfig does by it.
+const UserAgent = "glassplane-dashboard"
+
+// isDashboardRequest reports whether ev is a request the dashboard sent as
+// itself: as Glassplane's system:glassplane-dashboard, or with its
+// User-Agent whatever user its kubeconfig names.
+func isDashboardRequest(ev *auditv1.Event) bool {
+	return ev.ImpersonatedUser == nil && (ev.User.Username == dashboardUser || strings.HasPrefix(ev.UserAgent, UserAgent))
 }

@@ -40,6 +40,18 @@ func TestBackgroundOf(t *testing.T) {
 			}
 		})
 	}
+	// `glassplane dashboard` reads as whoever its kubeconfig names; its
+	// User-Agent tells its own reads from a person's with that kubeconfig.
+	own := auditEvent("get", "configmaps", "", "kube-system", "glassplane-tempo", "kubernetes-admin", time.Now(), nil)
+	own.UserAgent = UserAgent
+	person := auditEvent("create", "pods", "", "default", "mypod", "kubernetes-admin", time.Now(), nil)
+	person.UserAgent = "kubectl/v1.32.0 (linux/amd64) kubernetes/abcdef"
+	if got, want := backgroundOf(own), backgroundCheck; got != want {
+		t.Errorf("backgroundOf(the dashboard's read as kubernetes-admin) = %q, want %q", got, want)
+	}
+	if got := backgroundOf(person); got != "" {
+		t.Errorf("backgroundOf(kubectl's create as kubernetes-admin) = %q, want a step of the story", got)
+	}
 	// The dashboard's apply for a logged-in user is that user's step.
 	applied := auditEvent("create", "pods", "", "default", "mypod", dashboardUser, time.Now(), nil)
 	applied.ImpersonatedUser = &authnv1.UserInfo{Username: "glassplane-admin"}

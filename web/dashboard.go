@@ -98,6 +98,7 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
 		// client-go's default of 5 requests a second would take minutes
 		// over a manifest of a thousand documents (two requests each).
+		cfg.RESTConfig.UserAgent = UserAgent
 		if cfg.RESTConfig.QPS == 0 {
 			cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = applyQPS, 2*applyQPS
 		}

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,12 +120,21 @@ func (d *Dashboard) requests(c *echo.Context) error {
 	if d.cfg.Audit == nil {
 		vm.Unavailable = noAuditMessage
 	} else {
+		// Newest first by when the API server received each request, not
+		// by when the dashboard did: an API server's audit webhook
+		// delivers a batch it could not send earlier late.
 		recs := d.cfg.Audit.Since(0)
-		for i := len(recs) - 1; i >= 0 && len(vm.Rows) < requestsLength; i-- {
-			if recs[i].Seq > seq || !f.match(recs[i].Event) || !reader.mayReadAudit(ctx, actorOf(recs[i].Event)) {
+		slices.SortFunc(recs, func(a, b source.AuditRecord) int {
+			return cmp.Or(b.Event.RequestReceivedTimestamp.Compare(a.Event.RequestReceivedTimestamp.Time), cmp.Compare(b.Seq, a.Seq))
+		})
+		for _, rec := range recs {
+			if len(vm.Rows) == requestsLength {
+				break
+			}
+			if rec.Seq > seq || !f.match(rec.Event) || !reader.mayReadAudit(ctx, actorOf(rec.Event)) {
 				continue
 			}
-			vm.Rows = append(vm.Rows, requestRow(recs[i]))
+			vm.Rows = append(vm.Rows, requestRow(rec))
 		}
 	}
 	return render(c, http.StatusOK, components.RequestsPage(d.layout("Requests", components.PageRequests, d.cfg.Store.Revision(), seq), vm))

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,28 @@ func TestStageStarts(t *testing.T) {
 				t.Errorf("stageStarts(%q)[%s] = %v, want %v", tt.in, k, got[k], v)
 			}
 		}
+	}
+}
+
+// TestRequestsNewestFirstByReceipt: the pipeline lists requests newest
+// first by when the API server received them, so that a batch an audit
+// webhook delivers late does not push newer requests off the page.
+func TestRequestsNewestFirstByReceipt(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Now()
+	newer := auditEvent("create", "pods", "", "default", "newer", "kubernetes-admin", t0, nil)
+	e.ring.Add(newer)
+	// A late batch of requests received before it, more than the page shows.
+	for i := range requestsLength {
+		e.ring.Add(auditEvent("create", "configmaps", "", "default", fmt.Sprintf("old-%d", i), "system:apiserver", t0.Add(-time.Minute+time.Duration(i)*time.Millisecond), nil))
+	}
+	doc, _ := e.get(t, "/requests")
+	rows := byTestID(doc, "request")
+	if len(rows) != requestsLength {
+		t.Fatalf("rows = %d, want %d", len(rows), requestsLength)
+	}
+	// newer was the first event the dashboard got (seq 1).
+	if got := attr(rows[0], "data-seq"); got != "1" {
+		t.Errorf("the first row is seq %s (%v), want the newest request's, seq 1", got, rows[0].Attr)
 	}
 }

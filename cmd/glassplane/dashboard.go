@@ -136,6 +136,9 @@ type dashboardSources struct {
 // answers no discovery before the server runs).
 func startDashboardSources(ctx context.Context, g *errgroup.Group, cfg *rest.Config, etcd kube.EtcdDirectConfig, webhookListen string, own bool, log *slog.Logger) (*dashboardSources, error) {
 	out := &dashboardSources{}
+	// The sources' requests are the dashboard's own, as its pages' are.
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = web.UserAgent
 	store, err := kube.New(kube.Config{REST: cfg, Logger: log.With("component", "dashboard-source")})
 	if err != nil {
 		return nil, err
