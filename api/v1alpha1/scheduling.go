@@ -51,18 +51,20 @@ type SchedulingAttempt struct {
 	// later ones.
 	// +optional
 	FilterPlugins []string `json:"filterPlugins,omitempty"`
-	// Filter holds one entry per evaluated node. Like kube-scheduler, the
+	// Filter holds the evaluated nodes' results. Like kube-scheduler, the
 	// scheduler stops filtering once it has found enough feasible nodes
-	// (percentageOfNodesToScore), so in large clusters not every node is
-	// evaluated.
+	// (percentageOfNodesToScore), so in a large cluster not every node is
+	// evaluated; and to keep the object small, an attempt over many nodes
+	// lists only the scored nodes of Scores (or the first feasible ones)
+	// and twenty rejected nodes, taken in turn from each rejecting plugin.
 	// +optional
 	Filter []NodeFilterResult `json:"filter,omitempty"`
-	// FilterOmitted counts the evaluated nodes left out of Filter to keep
-	// the object small.
+	// FilterOmitted counts the evaluated nodes left out of Filter.
 	// +optional
 	FilterOmitted int32 `json:"filterOmitted,omitempty"`
-	// Scores holds one entry per scored node, best first. It is empty when
-	// the scheduler did not need to score (one feasible node or none).
+	// Scores holds the scored nodes, best first: the best twenty of an
+	// attempt over many nodes. It is empty when the scheduler did not need
+	// to score (one feasible node or none).
 	// +optional
 	Scores []NodeScore `json:"scores,omitempty"`
 	// ScoresOmitted counts the scored nodes left out of Scores.

@@ -17,12 +17,13 @@
 // the SchedulingDecision (glassplane.io/v1alpha1) of the pod's name in the
 // pod's namespace, with an ownerReference to the pod so that the garbage
 // collector deletes it with the pod, holding the newest DecisionHistory
-// attempts (default 10), older ones dropped first to keep its JSON under
-// explain.MaxRecordBytes (512 KiB; a single attempt still too big keeps
-// the best nodes that fit). Records are written off the scheduling loop
-// by a few workers (decisions.go); an attempt waits for its write
-// compressed (the binding goroutine encodes it before the bind, in the
-// columnar form of explain/recordform.go, a few KiB at 1,000 nodes), so
+// attempts (default 10), each listing at most explain.MaxRecordNodes (20)
+// best scored nodes and as many rejected ones of every rejecting plugin
+// (the others counted), older attempts dropped first to keep its JSON
+// under explain.MaxRecordBytes (512 KiB). Records are written off the
+// scheduling loop by a few workers (decisions.go); an attempt waits for its
+// write compressed (the binding goroutine encodes it before the bind, in
+// the columnar form of explain/recordform.go, a few KiB at 1,000 nodes), so
 // that a backlog of thousands of records, when the API is busier than the
 // scheduler, costs megabytes, not the gigabyte its Decisions would. A pod's
 // queued attempts are appended with one Create, or Get + Update, retried on

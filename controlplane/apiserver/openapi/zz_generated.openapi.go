@@ -1300,7 +1300,7 @@ func schema_glassplane_glassplane_api_v1alpha1_SchedulingAttempt(ref common.Refe
 					},
 					"filter": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Filter holds one entry per evaluated node. Like kube-scheduler, the scheduler stops filtering once it has found enough feasible nodes (percentageOfNodesToScore), so in large clusters not every node is evaluated.",
+							Description: "Filter holds the evaluated nodes' results. Like kube-scheduler, the scheduler stops filtering once it has found enough feasible nodes (percentageOfNodesToScore), so in a large cluster not every node is evaluated; and to keep the object small, an attempt over many nodes lists only the scored nodes of Scores (or the first feasible ones) and twenty rejected nodes, taken in turn from each rejecting plugin.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1313,14 +1313,14 @@ func schema_glassplane_glassplane_api_v1alpha1_SchedulingAttempt(ref common.Refe
 					},
 					"filterOmitted": {
 						SchemaProps: spec.SchemaProps{
-							Description: "FilterOmitted counts the evaluated nodes left out of Filter to keep the object small.",
+							Description: "FilterOmitted counts the evaluated nodes left out of Filter.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"scores": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Scores holds one entry per scored node, best first. It is empty when the scheduler did not need to score (one feasible node or none).",
+							Description: "Scores holds the scored nodes, best first: the best twenty of an attempt over many nodes. It is empty when the scheduler did not need to score (one feasible node or none).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -25,11 +28,19 @@ const (
 const (
 	// DefaultHistory is how many attempts a record keeps, newest last.
 	DefaultHistory = 10
+	// MaxRecordNodes is how many nodes of each kind an attempt of a record
+	// lists at most: the best scored nodes (Scores, and the same nodes in
+	// Filter, or the first feasible ones by name when none was scored),
+	// and as many rejected nodes, taken in turn from each rejecting plugin
+	// so that every reason shows (Cap). An attempt over 1,000 nodes lists
+	// some 420 evaluated and scored, 280 KB of JSON for the API server and
+	// every watch of the records to decode on each write; twenty rows of
+	// each are some 15 KB, and as many as a reader of the matrix follows.
+	MaxRecordNodes = 20
 	// MaxRecordBytes bounds the JSON of a record's attempts, well below
 	// the 1.5 MiB etcd takes in one request: older attempts are dropped
 	// first, then the nodes of a single attempt still too big are cut
-	// (Cap). An attempt over 1,000 nodes, every one evaluated and scored,
-	// is some 600 KiB.
+	// further (Cap).
 	MaxRecordBytes = 512 * 1024
 	// maxDecodedBytes bounds what DecodeHistory inflates, so that a hostile
 	// blob cannot exhaust memory.
@@ -50,9 +61,11 @@ type History struct {
 }
 
 // Cap returns h with its newest maxAttempts attempts at most
-// (DefaultHistory when <= 0), then without the oldest until the attempts'
-// JSON is at most MaxRecordBytes; a single attempt still too big keeps
-// only as many nodes as fit, cut like Compact. Dropped counts what went.
+// (DefaultHistory when <= 0), each listing MaxRecordNodes scored and as
+// many rejected nodes at most (trimNodes), then without the oldest until
+// the attempts' JSON is at most MaxRecordBytes; a single attempt still too
+// big keeps only as many nodes as fit, cut like Compact. Dropped counts
+// the attempts that went.
 func Cap(h History, maxAttempts int) History {
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultHistory
@@ -60,6 +73,10 @@ func Cap(h History, maxAttempts int) History {
 	if n := len(h.Attempts) - maxAttempts; n > 0 {
 		h.Attempts = h.Attempts[n:]
 		h.Dropped += n
+	}
+	h.Attempts = append([]Decision(nil), h.Attempts...)
+	for i := range h.Attempts {
+		h.Attempts[i] = trimNodes(h.Attempts[i], MaxRecordNodes)
 	}
 	sizes := make([]int, len(h.Attempts))
 	total := 0
@@ -75,12 +92,73 @@ func Cap(h History, maxAttempts int) History {
 		total -= sizes[drop]
 		drop++
 	}
-	h.Attempts = append([]Decision(nil), h.Attempts[drop:]...)
+	h.Attempts = h.Attempts[drop:]
 	h.Dropped += drop
 	if total > MaxRecordBytes && len(h.Attempts) == 1 {
 		h.Attempts[0], _ = cut(h.Attempts[0], max(len(h.Attempts[0].Filter), len(h.Attempts[0].Scores)), MaxRecordBytes)
 	}
 	return h
+}
+
+// trimNodes returns d listing at most n scored nodes, the best (with
+// their Filter entries; without scores, the first n feasible nodes by
+// name), and at most n rejected nodes, taken in turn from each rejecting
+// plugin (by plugin, then by node name); the *Omitted fields count the
+// others. A d within both bounds is returned as it is.
+func trimNodes(d Decision, n int) Decision {
+	rejected := 0
+	for i := range d.Filter {
+		if !d.Filter[i].Passed {
+			rejected++
+		}
+	}
+	if len(d.Scores) <= n && len(d.Filter)-rejected <= n && rejected <= n {
+		return d
+	}
+	scores := smallest(d.Scores, n, func(a, b *NodeScore) bool {
+		if a.Total != b.Total {
+			return a.Total > b.Total
+		}
+		return a.Node < b.Node
+	})
+	rank := make(map[string]int, len(scores))
+	for i, s := range scores {
+		rank[s.Node] = i
+	}
+	var passed []NodeFilter
+	byPlugin := map[string][]NodeFilter{}
+	for _, f := range d.Filter {
+		_, scored := rank[f.Node]
+		switch {
+		case !f.Passed:
+			byPlugin[f.Plugin] = append(byPlugin[f.Plugin], f)
+		case scored || len(scores) == 0:
+			passed = append(passed, f)
+		}
+	}
+	slices.SortFunc(passed, func(a, b NodeFilter) int {
+		if len(scores) > 0 {
+			return rank[a.Node] - rank[b.Node]
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	filter := passed[:min(n, len(passed))]
+	plugins := slices.Sorted(maps.Keys(byPlugin))
+	for _, p := range plugins {
+		slices.SortFunc(byPlugin[p], func(a, b NodeFilter) int { return strings.Compare(a.Node, b.Node) })
+	}
+	for taken, i := 0, 0; taken < n && taken < rejected; i++ {
+		for _, p := range plugins {
+			if i < len(byPlugin[p]) && taken < n {
+				filter = append(filter, byPlugin[p][i])
+				taken++
+			}
+		}
+	}
+	d.FilterOmitted += len(d.Filter) - len(filter)
+	d.ScoresOmitted += len(d.Scores) - len(scores)
+	d.Filter, d.Scores = filter, scores
+	return d
 }
 
 // EncodeHistory returns h compressed: the gzip of its JSON in the

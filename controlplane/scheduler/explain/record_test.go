@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,16 +109,16 @@ func TestCap(t *testing.T) {
 		{"below the cap keeps all", 3, 5, 10, 1, 0},
 		{"the cap keeps the newest", 12, 5, 10, 8, 7},
 		{"zero means the default", 15, 0, 10, 15 - DefaultHistory + 1, 15 - DefaultHistory},
-		// About 200 KB of JSON per attempt: only the newest two fit
+		// About 240 KB of JSON per attempt: only the newest two fit
 		// into MaxRecordBytes.
-		{"the size limit drops the oldest", 4, 10, 2000, 3, 2},
+		{"the size limit drops the oldest", 4, 10, 12000, 3, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := History{Pod: "default/p", UID: "u"}
 			for i := range tt.attempts {
-				d := Decision{Attempt: i + 1, Pod: "default/p", Nodes: 100}
-				for n := range 100 {
+				d := Decision{Attempt: i + 1, Pod: "default/p", Nodes: MaxRecordNodes}
+				for n := range MaxRecordNodes {
 					d.Filter = append(d.Filter, NodeFilter{Node: fmt.Sprintf("n%d", n), Plugin: "P", Reason: noise(i*1000+n, tt.reasonBytes)})
 				}
 				h.Attempts = append(h.Attempts, d)
@@ -137,26 +138,74 @@ func TestCap(t *testing.T) {
 	}
 }
 
-// TestCapCutsOneHugeAttempt: an attempt too big alone keeps as many nodes
-// as fit, the best scored first, and counts the others.
+// TestCapListsTheBestNodesAndEveryReason: an attempt over 1,000 nodes
+// keeps the best scored nodes and rejected nodes of every rejecting
+// plugin, MaxRecordNodes of each, and counts the others.
+func TestCapListsTheBestNodesAndEveryReason(t *testing.T) {
+	d := fullDecision(1, 1000)
+	reasons := []string{"NodeResourcesFit", "TaintToleration", "NodeAffinity"}
+	for i := range d.Filter {
+		if !d.Filter[i].Passed {
+			d.Filter[i].Plugin = reasons[(i/10)%3]
+		}
+	}
+	got := Cap(History{Pod: d.Pod, Attempts: []Decision{d}}, 0).Attempts[0]
+	best := slices.Clone(d.Scores)
+	slices.SortStableFunc(best, func(a, b NodeScore) int {
+		if a.Total != b.Total {
+			return int(b.Total - a.Total)
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	if len(got.Scores) != MaxRecordNodes || got.ScoresOmitted != 900-MaxRecordNodes || !reflect.DeepEqual(got.Scores, best[:MaxRecordNodes]) {
+		t.Errorf("%d scores (%d omitted), want the best %d of 900", len(got.Scores), got.ScoresOmitted, MaxRecordNodes)
+	}
+	if len(got.Filter) != 2*MaxRecordNodes || got.FilterOmitted != 1000-2*MaxRecordNodes {
+		t.Fatalf("%d filter entries (%d omitted), want %d", len(got.Filter), got.FilterOmitted, 2*MaxRecordNodes)
+	}
+	for i, f := range got.Filter[:MaxRecordNodes] {
+		if !f.Passed || f.Node != got.Scores[i].Node {
+			t.Errorf("filter entry %d is %+v, want the scored node %s", i, f, got.Scores[i].Node)
+		}
+	}
+	seen := map[string]int{}
+	for _, f := range got.Filter[MaxRecordNodes:] {
+		if f.Passed {
+			t.Errorf("a passed node %s among the rejected", f.Node)
+		}
+		seen[f.Plugin]++
+	}
+	if len(seen) != len(reasons) || seen["NodeAffinity"] < MaxRecordNodes/3 {
+		t.Errorf("rejections by plugin %v, want each of %v in turn", seen, reasons)
+	}
+	if n := recordBytes(t, History{Attempts: []Decision{got}}); n > 32*1024 {
+		t.Errorf("the attempt's record has %d bytes", n)
+	}
+
+	unscored := Decision{Attempt: 2, Nodes: 50}
+	for n := range 50 {
+		unscored.Filter = append(unscored.Filter, NodeFilter{Node: fmt.Sprintf("n%02d", 49-n), Passed: true})
+	}
+	got = Cap(History{Attempts: []Decision{unscored}}, 0).Attempts[0]
+	if len(got.Filter) != MaxRecordNodes || got.Filter[0].Node != "n00" || got.FilterOmitted != 50-MaxRecordNodes {
+		t.Errorf("unscored feasible nodes: %d kept, the first %s", len(got.Filter), got.Filter[0].Node)
+	}
+}
+
+// TestCapCutsOneHugeAttempt: an attempt too big alone even with
+// MaxRecordNodes of each keeps as many nodes as fit, and counts the
+// others.
 func TestCapCutsOneHugeAttempt(t *testing.T) {
 	huge := Decision{Attempt: 1, Pod: "default/p", Nodes: 1000}
 	for n := range 1000 {
-		huge.Filter = append(huge.Filter, NodeFilter{Node: fmt.Sprintf("n%d", n), Plugin: "P", Reason: noise(n, 2000)})
+		huge.Filter = append(huge.Filter, NodeFilter{Node: fmt.Sprintf("n%d", n), Plugin: "P", Reason: noise(n, 40000)})
 	}
-	everyNode := fullDecision(2, 1000)
-	for _, d := range []Decision{huge, everyNode} {
-		got := Cap(History{Pod: "default/p", Attempts: []Decision{d}}, 0)
-		if n := recordBytes(t, got); n > MaxRecordBytes+1024 {
-			t.Fatalf("attempt %d: the record has %d bytes, limit %d", d.Attempt, n, MaxRecordBytes)
-		}
-		a := got.Attempts[0]
-		if len(a.Filter) == 0 || len(a.Filter)+a.FilterOmitted != 1000 || len(a.Scores)+a.ScoresOmitted != len(d.Scores) || got.Dropped != 0 {
-			t.Errorf("attempt %d: kept %d filter entries, %d omitted; %d scores, %d omitted", d.Attempt, len(a.Filter), a.FilterOmitted, len(a.Scores), a.ScoresOmitted)
-		}
-		if len(a.Scores) > 0 && a.Scores[0].Node != everyNode.Scores[0].Node && a.Scores[0].Total < everyNode.Scores[0].Total {
-			t.Errorf("attempt %d: the best score did not stay: %+v", d.Attempt, a.Scores[0])
-		}
+	got := Cap(History{Pod: "default/p", Attempts: []Decision{huge}}, 0)
+	if n := recordBytes(t, got); n > MaxRecordBytes+1024 {
+		t.Fatalf("the record has %d bytes, limit %d", n, MaxRecordBytes)
+	}
+	if a := got.Attempts[0]; len(a.Filter) == 0 || len(a.Filter)+a.FilterOmitted != 1000 || got.Dropped != 0 {
+		t.Errorf("kept %d filter entries, %d omitted", len(a.Filter), a.FilterOmitted)
 	}
 }
 
