@@ -226,6 +226,14 @@ func TestSchedulerPage(t *testing.T) {
 			t.Errorf("message %q", msg)
 		}
 	})
+	t.Run("the record's page and command", func(t *testing.T) {
+		doc, _ := e.get(t, "/scheduler/default/web")
+		link := byTestID(doc, "sched-record-link")
+		if len(link) != 1 || attr(link[0], "href") != "/objects/schedulingdecisions.glassplane.io/default/web" || text(link[0]) != "schedulingdecisions.glassplane.io/web" ||
+			text(byTestID(doc, "sched-record-command")[0]) != "kubectl describe schedulingdecision web -n default" || len(byTestID(doc, "sched-no-record")) != 0 {
+			t.Errorf("record links %d", len(link))
+		}
+	})
 	t.Run("the pod page links here", func(t *testing.T) {
 		doc, _ := e.get(t, "/objects/pods/default/web")
 		links := byTestID(doc, "object-scheduler-link")
@@ -343,10 +351,9 @@ func TestSchedulerPageWithoutRecord(t *testing.T) {
 	if strings.Contains(body, "<img src=x") {
 		t.Error("the hostile message is not escaped")
 	}
-	link := byTestID(doc, "sched-record-link")[0]
-	if attr(link, "href") != "/objects/schedulingdecisions.glassplane.io/default/web" || text(link) != "schedulingdecisions.glassplane.io/web" ||
+	if len(byTestID(doc, "sched-record-link")) != 0 || text(byTestID(doc, "sched-record-name")[0]) != "schedulingdecisions.glassplane.io/web" ||
 		text(byTestID(doc, "sched-record-command")[0]) != "kubectl describe schedulingdecision web -n default" {
-		t.Errorf("record link %q to %q", text(link), attr(link, "href"))
+		t.Error("the missing record is linked, or not named with its kubectl command")
 	}
 
 	resp, err := http.Get(e.srv.URL + "/scheduler/default/web?format=json")

@@ -485,8 +485,9 @@ func TestSchedulerLeaderElection(t *testing.T) {
 // TestSchedulerExplainedAcrossProcesses runs the scheduler as its own
 // process (`glassplane scheduler --kubeconfig`) and reads its explanation
 // in the dashboard of `glassplane up`: the pod's decision record is a
-// ConfigMap in the API owned by the pod, the scheduler page shows the real
-// filter results and scores in chromium, and the record goes with the pod.
+// SchedulingDecision in the pod's namespace, owned by the pod, the
+// scheduler page shows the real filter results and scores in chromium,
+// and the record goes with the pod.
 func TestSchedulerExplainedAcrossProcesses(t *testing.T) {
 	c := NewCluster(t, "--node-runtime", "none", "--simulated-nodes", "3", "--scheduler=false")
 	ctx := context.Background()
