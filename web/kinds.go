@@ -30,9 +30,13 @@ type kindInfo struct {
 	Custom bool
 }
 
+// groupKeyed are the built-in groups whose objects are stored under their
+// group, as custom resources' are: Glassplane's own.
+var groupKeyed = map[string]bool{"glassplane.io": true}
+
 // storage is the resource's part of its etcd keys.
 func (k kindInfo) storage() string {
-	if k.Custom {
+	if k.Custom || groupKeyed[k.Group] {
 		return k.Group + "/" + k.Resource
 	}
 	return storageResource(k.Resource)
@@ -162,11 +166,11 @@ func (t *kindTable) byResource(resource string) (kindInfo, bool) {
 }
 
 // customStorage is the storage resource ("example.com/widgets") of a
-// custom resource named "plural" or "plural.group"; false for anything
-// else.
+// custom resource, or of a group stored under its name (groupKeyed),
+// named "plural" or "plural.group"; false for anything else.
 func (t *kindTable) customStorage(resource string) (string, bool) {
 	k, ok := t.byResource(resource)
-	if !ok || !k.Custom {
+	if !ok || !k.Custom && !groupKeyed[k.Group] {
 		return "", false
 	}
 	return k.storage(), true

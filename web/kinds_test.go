@@ -38,6 +38,8 @@ func TestBuildKinds(t *testing.T) {
 		// A CRD whose kind and plural collide with a built-in.
 		{GroupVersion: "shadow.example.com/v1", APIResources: []metav1.APIResource{{Name: "pods", Kind: "Pod", Namespaced: true}}},
 		{GroupVersion: "bad/group/version", APIResources: []metav1.APIResource{{Name: "things", Kind: "Thing"}}},
+		// Glassplane's own group is stored under its name.
+		{GroupVersion: "glassplane.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "schedulingdecisions", Kind: "SchedulingDecision", Namespaced: true}}},
 	}
 	crds := []*apiextensionsv1.CustomResourceDefinition{
 		widgetCRD("example.com", "widgets", "Widget", true),
@@ -57,6 +59,7 @@ func TestBuildKinds(t *testing.T) {
 		storage    string
 	}{
 		{lookup: "Pod", byKind: true, want: kindInfo{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}, storage: "pods"},
+		{lookup: "schedulingdecisions", want: kindInfo{Group: "glassplane.io", Version: "v1alpha1", Kind: "SchedulingDecision", Resource: "schedulingdecisions", Namespaced: true}, storage: "glassplane.io/schedulingdecisions"},
 		{lookup: "pods", want: kindInfo{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}, storage: "pods"},
 		{lookup: "pods.shadow.example.com", want: kindInfo{Group: "shadow.example.com", Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true, Custom: true}, storage: "shadow.example.com/pods"},
 		{lookup: "nodes", want: kindInfo{Version: "v1", Kind: "Node", Resource: "nodes"}, storage: "minions"},
