@@ -30,13 +30,21 @@ type kindInfo struct {
 	Custom bool
 }
 
+// customLooking reports whether a group can only be a custom resource's
+// (a dotted name outside *.k8s.io, other than Glassplane's own): the key
+// of such a resource is right even while the CRDs are not known yet, as
+// web/source/kube guesses too.
+func customLooking(group string) bool {
+	return strings.Contains(group, ".") && !strings.HasSuffix(group, ".k8s.io") && group != "k8s.io" && !groupKeyed[group]
+}
+
 // groupKeyed are the built-in groups whose objects are stored under their
 // group, as custom resources' are: Glassplane's own.
 var groupKeyed = map[string]bool{"glassplane.io": true}
 
 // storage is the resource's part of its etcd keys.
 func (k kindInfo) storage() string {
-	if k.Custom || groupKeyed[k.Group] {
+	if k.Custom || groupKeyed[k.Group] || customLooking(k.Group) {
 		return k.Group + "/" + k.Resource
 	}
 	return storageResource(k.Resource)
@@ -170,7 +178,7 @@ func (t *kindTable) byResource(resource string) (kindInfo, bool) {
 // named "plural" or "plural.group"; false for anything else.
 func (t *kindTable) customStorage(resource string) (string, bool) {
 	k, ok := t.byResource(resource)
-	if !ok || !k.Custom && !groupKeyed[k.Group] {
+	if !ok || !k.Custom && !groupKeyed[k.Group] && !customLooking(k.Group) {
 		return "", false
 	}
 	return k.storage(), true
