@@ -22,6 +22,10 @@ type ownedObject struct {
 	owner []string // owner uids
 }
 
+// schedulingDecisionsStorage is the storage resource of the scheduler's
+// decision records.
+const schedulingDecisionsStorage = "glassplane.io/schedulingdecisions"
+
 // ownerGraph reads every object in a namespace (all of them for a
 // cluster-scoped owner) with its ownerReferences, so that an object page can
 // list its dependents and group their timelines. It is built from
@@ -34,7 +38,9 @@ func (d *Dashboard) ownerGraph(ctx context.Context, namespace string) ([]ownedOb
 	var out []ownedObject
 	for _, kv := range list.Items {
 		ref, ok := parseKey(kv.Key)
-		if !ok || ref.StorageResource == "events" || (namespace != "" && ref.Namespace != namespace) {
+		// Events tell their own story on the timeline; a pod's
+		// SchedulingDecision is its scheduler page, not a dependent's steps.
+		if !ok || ref.StorageResource == "events" || ref.StorageResource == schedulingDecisionsStorage || (namespace != "" && ref.Namespace != namespace) {
 			continue
 		}
 		head := decodeHead(kv.Value)

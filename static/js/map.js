@@ -290,13 +290,15 @@ class ClusterMap {
     this.release();
   }
 
+  // auditSteps are a request's steps; only a request about a pod names one
+  // (a SchedulingDecision is named after its pod, and is not it).
   auditSteps(m) {
     const quiet = QUIET.some(([r, s]) => m.resource === r && (m.subresource || "") === s);
     if (quiet && !m.failed) return [];
     if (!MUTATING.has(m.verb) && !m.failed) return [];
     const from = componentOf(m.component);
     const target = [m.resource, m.namespace, m.name].filter(Boolean).join("/");
-    const vars = { user: m.component, action: m.action, code: m.code, message: m.message, key: m.key, rev: m.revision, pod: m.name, node: from.startsWith("node:") ? from.slice(5) : "" };
+    const vars = { user: m.component, action: m.action, code: m.code, message: m.message, key: m.key, rev: m.revision, pod: m.resource === "pods" ? m.name : "", node: from.startsWith("node:") ? from.slice(5) : "" };
     if (m.failed) {
       return [{ kind: "denied", from, to: "apiserver", label: `${m.code || "refused"} ${m.action}`, failed: true, vars }];
     }
