@@ -36,18 +36,24 @@ import (
 const deadline = 20 * time.Second
 
 // cluster is a real Glassplane API server (over TLS, with client
-// certificates from a test CA) on a real embedded etcd, and clients of it
-// as the cluster admin: the setup of web's apiEnv, without the dashboard.
+// certificates from a test CA, authorizing with RBAC) on a real embedded
+// etcd, and clients of it as the cluster admin: the setup of web's
+// apiEnv, without the dashboard.
 type cluster struct {
-	ctx    context.Context
-	cfg    *rest.Config
-	etcd   *etcd.Server
-	client kubernetes.Interface
-	ext    apiextensionsclient.Interface
-	dyn    dynamic.Interface
+	ctx  context.Context
+	cfg  *rest.Config
+	ca   *pki.CA
+	url  string
+	etcd *etcd.Server
+	// storage is the API server's, for Compact (which also forgets its
+	// in-memory history, as etcd's Compact alone does not).
+	storage *storage.Store
+	client  kubernetes.Interface
+	ext     apiextensionsclient.Interface
+	dyn     dynamic.Interface
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,7 +71,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: audit.NewRing(0), ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1"})
+	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: audit.NewRing(0), ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1", RBAC: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,16 +105,28 @@ func startCluster(t *testing.T) *cluster {
 		etcdSrv.Close()
 	})
 	return &cluster{
-		ctx: ctx, cfg: cfg, etcd: etcdSrv,
+		ctx: ctx, cfg: cfg, ca: ca, url: ts.URL, etcd: etcdSrv, storage: store,
 		client: kubernetes.NewForConfigOrDie(cfg), ext: apiextensionsclient.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg),
 	}
 }
 
-// runStore starts a Store over the cluster as the admin and waits until
-// it is ready; it stops when the test ends.
+// shortenWatches makes the store's watches end after d to 2d. Called
+// before startCluster, it restores the timeout after the test's store
+// stopped (cleanups run last first).
+func shortenWatches(t testing.TB, d time.Duration) {
+	restore := watchTimeout
+	t.Cleanup(func() { watchTimeout = restore })
+	watchTimeout = d
+}
+
+// runStore starts a Store over the cluster (as the admin unless cfg.REST
+// says otherwise) and waits until it is ready; it stops when the test
+// ends.
 func (c *cluster) runStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
-	cfg.REST = c.cfg
+	if cfg.REST == nil {
+		cfg.REST = c.cfg
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +149,7 @@ func (c *cluster) runStore(t *testing.T, cfg Config) *Store {
 }
 
 // namespace creates a namespace for the test.
-func (c *cluster) namespace(t *testing.T, name string) {
+func (c *cluster) namespace(t testing.TB, name string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := c.client.CoreV1().Namespaces().Create(c.ctx, ns, metav1.CreateOptions{}); err != nil {

@@ -34,7 +34,7 @@ type feed struct {
 	ring  []change
 	start int
 	// from is the revision after which every change is in ring (or yet
-	// to arrive): the watches' start, raised by evictions and gaps.
+	// to arrive): the watches' start, raised by evictions.
 	from int64
 	// rev is the newest revision seen (changes and bookmarks).
 	rev  int64
@@ -94,20 +94,6 @@ func (f *feed) progress(rev int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rev = max(f.rev, rev)
-}
-
-// gap records that changes up to revision rev may be missing (a watch
-// fell behind compaction and restarted there): the backlog covers only
-// later ones, and the watches served from it end, so that their callers
-// resume (and find their revision too old).
-func (f *feed) gap(rev int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.from, f.rev = max(f.from, rev), max(f.rev, rev)
-	for sub := range f.subs {
-		sub.end()
-		delete(f.subs, sub)
-	}
 }
 
 // stop ends every watch served from the backlog, for good.

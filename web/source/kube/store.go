@@ -61,8 +61,10 @@ const (
 type Config struct {
 	// REST is the API server and the identity the store reads as (the
 	// dashboard's own). The store needs get, list and watch on what it
-	// shows, and list on CustomResourceDefinitions to name the keys of
-	// custom resources exactly (without it, it guesses from the group).
+	// shows (it mirrors only what it may list and watch, and reads the
+	// rest from the API each time), and list on CustomResourceDefinitions
+	// to name the keys of custom resources exactly (without it, it guesses
+	// from the group).
 	REST *rest.Config
 	// Logger receives discovery and watch trouble; nil discards it.
 	Logger *slog.Logger
@@ -74,9 +76,11 @@ type Config struct {
 
 // Store is a source.Store that reads the cluster through the Kubernetes
 // API: discovery tells it the resources and, from them, the etcd keys
-// kube-apiserver (and Glassplane) store their objects under; it gets and
-// lists objects with the dynamic client by those keys and watches every
-// resource to stream their changes. It needs Run to be running.
+// kube-apiserver (and Glassplane) store their objects under; it lists and
+// watches every resource with the dynamic client into a mirror of their
+// objects that Get, List and Newest read, and streams their changes. It
+// needs Run to be running; until a resource is mirrored, reads of it go
+// to the API.
 type Store struct {
 	cfg   Config
 	log   *slog.Logger
@@ -84,7 +88,9 @@ type Store struct {
 	meta  metadata.Interface
 	disco discovery.DiscoveryInterface
 	feed  *feed
-	ready chan struct{}
+	// mirror holds the objects the feed's watches follow, for reads.
+	mirror *mirror
+	ready  chan struct{}
 	// refresh asks Run to read discovery now.
 	refresh chan struct{}
 	// discoverMu lets one discovery run at a time.
@@ -134,8 +140,9 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to make a discovery client for %s: %w", rc.Host, err)
 	}
+	f := newFeed(cfg.BacklogSize)
 	return &Store{
-		cfg: cfg, log: log, dyn: dyn, meta: meta, disco: disco, feed: newFeed(cfg.BacklogSize),
+		cfg: cfg, log: log, dyn: dyn, meta: meta, disco: disco, feed: f, mirror: newMirror(f),
 		ready: make(chan struct{}), refresh: make(chan struct{}, 1), mergers: map[*merger]struct{}{},
 	}, nil
 }
@@ -150,9 +157,10 @@ func restConfig(cfg *rest.Config) *rest.Config {
 	return rc
 }
 
-// Run reads discovery, starts the watch of every resource that feeds the
-// backlog and the store's watches, and reads discovery again every
-// DiscoveryInterval, until ctx ends. It is called once.
+// Run reads discovery, starts the list and watch of every resource that
+// fill the mirror and feed the backlog and the store's watches, and reads
+// discovery again every DiscoveryInterval, until ctx ends. It is called
+// once.
 func (s *Store) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.runCtx = ctx
@@ -240,7 +248,9 @@ func (s *Store) Revision() int64 {
 	return now
 }
 
-// Get implements source.Store: it gets the object key stands for.
+// Get implements source.Store: it reads the object key stands for from
+// the mirror when it holds the object's resource, else gets it from the
+// API.
 func (s *Store) Get(ctx context.Context, key string) (*source.KeyValue, error) {
 	res, namespace, name, ok := s.resources().parseKey(key)
 	if !ok {
@@ -250,6 +260,12 @@ func (s *Store) Get(ctx context.Context, key string) (*source.KeyValue, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: no served resource stores its objects under %q", source.ErrNotFound, key)
 		}
+	}
+	if kv, found, mirrored := s.mirror.get(res, key); mirrored {
+		if !found {
+			return nil, fmt.Errorf("failed to get %q: %w", key, source.ErrNotFound)
+		}
+		return &kv, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
@@ -264,11 +280,12 @@ func (s *Store) Get(ctx context.Context, key string) (*source.KeyValue, error) {
 	return kv, nil
 }
 
-// List implements source.Store: it lists every resource whose objects'
-// keys may start with prefix (narrowed to the namespace prefix names),
-// each page by page, and keeps the objects under prefix. A List of many
-// resources leaves out those the store may not read; the result's
-// Revision is the newest of the lists' resourceVersions.
+// List implements source.Store: it reads the objects under prefix from
+// the mirror when it holds every resource whose objects' keys may start
+// with prefix, at the store's revision, or at opts.Revision when none of
+// those resources changed after it and the store has reached it.
+// Otherwise it lists them from the API (listAPI). A List of many
+// resources leaves out those the store may not list.
 func (s *Store) List(ctx context.Context, prefix string, opts source.ListOptions) (*source.ListResult, error) {
 	targets := s.resources().under(prefix)
 	if len(targets) == 0 {
@@ -276,6 +293,21 @@ func (s *Store) List(ctx context.Context, prefix string, opts source.ListOptions
 			targets = s.resources().under(prefix)
 		}
 	}
+	if len(targets) > 0 {
+		if out, ok := s.mirror.list(targets, prefix, opts); ok {
+			return out, nil
+		}
+	}
+	return s.listAPI(ctx, targets, prefix, opts)
+}
+
+// listAPI lists each of targets, the resources whose objects' keys may
+// start with prefix (narrowed to the namespace prefix names), page by
+// page, at opts.Revision (resourceVersionMatch=Exact) or now, and keeps
+// the objects under prefix. It leaves out those the store may not read
+// when there are many; the result's Revision is the newest of the lists'
+// resourceVersions.
+func (s *Store) listAPI(ctx context.Context, targets []target, prefix string, opts source.ListOptions) (*source.ListResult, error) {
 	if opts.Revision > 0 {
 		if err := s.notAfterNow(ctx, opts.Revision); err != nil {
 			return nil, fmt.Errorf("failed to list %q: %w", prefix, err)
@@ -390,9 +422,16 @@ func (s *Store) listTarget(ctx context.Context, t target, prefix string, rev int
 	}
 }
 
-// Newest implements source.Store from the backlog of recent changes: ok
-// is false when the backlog does not reach back far enough to tell.
+// Newest implements source.Store from the mirror when it holds every
+// resource under prefix: of the objects there, the n last written at or
+// before rev, where an object written again after rev is left out (the
+// mirror keeps only its present value). Otherwise it answers from the
+// backlog of recent changes, and ok is false when the backlog does not
+// reach back far enough to tell.
 func (s *Store) Newest(ctx context.Context, prefix string, n int, rev int64) ([]source.KeyValue, bool, error) {
+	if items, ok := s.mirror.newest(s.resources().under(prefix), prefix, n, rev); ok {
+		return items, true, nil
+	}
 	items, ok := s.feed.newest(prefix, n, rev)
 	return items, ok, nil
 }

@@ -75,7 +75,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan so
 	out := make(chan source.Event)
 	mctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(runCtx, cancel)
-	m := s.newMerger(mctx, cancel, prefix, from, false, func(ctx context.Context, c change) bool {
+	m := s.newMerger(mctx, cancel, prefix, from, false, func(ctx context.Context, _ *follower, c change) bool {
 		if !strings.HasPrefix(c.Key, prefix) {
 			return true
 		}
@@ -94,31 +94,37 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (<-chan so
 	return out, nil
 }
 
-// startFeed opens the store's own watch of every resource from revision
-// rev, feeding the backlog, until ctx ends; the returned channel closes
-// when it has.
+// startFeed opens the store's own watch of every resource, each after a
+// list of it at revision rev, feeding the mirror and the backlog, until
+// ctx ends; the returned channel closes when it has.
 func (s *Store) startFeed(ctx context.Context, rev int64) <-chan struct{} {
 	s.feed.begin(rev)
 	mctx, cancel := context.WithCancel(ctx)
-	m := s.newMerger(mctx, cancel, source.Root, rev, true, func(_ context.Context, c change) bool {
-		s.feed.add(c)
-		if strings.HasPrefix(c.Key, source.Prefix(storageResources[crdResource.GroupResource()], "")) ||
-			strings.HasPrefix(c.Key, source.Prefix(storageResources[apiServiceResource.GroupResource()], "")) {
-			// A CRD or an APIService changed: so may the resources.
-			select {
-			case s.refresh <- struct{}{}:
-			default:
-			}
-		}
+	m := s.newMerger(mctx, cancel, source.Root, rev, true, func(_ context.Context, f *follower, c change) bool {
+		s.mirror.record(f.part, c)
+		s.notice(c)
 		return true
 	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		m.wait()
+		s.mirror.stop()
 		s.feed.stop()
 	}()
 	return done
+}
+
+// notice asks Run to read discovery again when c is a change to a CRD or
+// an APIService: the resources may have changed too.
+func (s *Store) notice(c change) {
+	if strings.HasPrefix(c.Key, source.Prefix(storageResources[crdResource.GroupResource()], "")) ||
+		strings.HasPrefix(c.Key, source.Prefix(storageResources[apiServiceResource.GroupResource()], "")) {
+		select {
+		case s.refresh <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // merger runs one watch per resource under a prefix and delivers their
@@ -129,10 +135,11 @@ type merger struct {
 	// from is the revision the resources known at the start watch from;
 	// those discovered later are listed first, then watched.
 	from int64
-	// feed is set for the store's own watches, which never give up and
-	// mark a gap in the backlog where a resource fell behind compaction.
+	// feed is set for the store's own watches, which fill the mirror,
+	// never give up, and list a resource again when its watch fell behind
+	// compaction.
 	feed    bool
-	deliver func(context.Context, change) bool
+	deliver func(context.Context, *follower, change) bool
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -147,12 +154,14 @@ type merger struct {
 type follower struct {
 	t      target
 	cancel context.CancelFunc
+	// part is the resource's part of the mirror, for the feed's followers.
+	part *mirrored
 }
 
 // newMerger starts watching the resources under prefix from revision
 // from and registers for discovery's changes; it stops when ctx ends
 // (cancel ends ctx).
-func (s *Store) newMerger(ctx context.Context, cancel context.CancelFunc, prefix string, from int64, feed bool, deliver func(context.Context, change) bool) *merger {
+func (s *Store) newMerger(ctx context.Context, cancel context.CancelFunc, prefix string, from int64, feed bool, deliver func(context.Context, *follower, change) bool) *merger {
 	m := &merger{
 		s: s, prefix: prefix, from: from, feed: feed, deliver: deliver, ctx: ctx, cancel: cancel,
 		running: map[schema.GroupVersionResource]*follower{},
@@ -181,7 +190,8 @@ func (m *merger) wait() {
 }
 
 // sync follows the resources of a new discovery: it stops the watches of
-// resources no longer served and lists then watches the new ones.
+// resources no longer served (the feed's drops their parts of the
+// mirror) and lists then watches the new ones.
 func (m *merger) sync(res *resourceMap) { m.start(res, false) }
 
 func (m *merger) start(res *resourceMap, initial bool) {
@@ -198,6 +208,9 @@ func (m *merger) start(res *resourceMap, initial bool) {
 		}
 		ctx, cancel := context.WithCancel(m.ctx)
 		f := &follower{t: t, cancel: cancel}
+		if m.feed {
+			f.part = m.s.mirror.open(t.res)
+		}
 		m.running[t.res.GVR] = f
 		m.wg.Add(1)
 		go func() {
@@ -217,34 +230,35 @@ func (m *merger) start(res *resourceMap, initial bool) {
 			delete(m.running, gvr)
 		}
 	}
+	if m.feed {
+		m.s.mirror.retain(res)
+	}
 }
 
-// follow watches one resource: from the merger's revision when it was
-// known at the start, else after a list whose objects it delivers as
-// puts. A watch the server ends is reopened from the last revision seen.
+// follow watches one resource. A follower of the feed first fills the
+// resource's part of the mirror with a list (fill); another watches from
+// the merger's revision when the resource was known at the start, else
+// after a list whose objects it delivers as puts. A watch the server ends
+// is reopened from the last revision seen; the feed's, when that fell
+// behind compaction, after a list again.
 func (m *merger) follow(ctx context.Context, f *follower, initial bool) {
 	t, log := f.t, m.s.log.With("resource", f.t.res.GVR.String())
 	rev := m.from
-	if !initial {
-		var err error
-		for attempt := 1; ; attempt++ {
-			if rev, err = m.listAll(ctx, t); err == nil {
-				break
-			}
-			if ctx.Err() != nil || forbiddenOrGone(err) || (!m.feed && attempt >= watchFailures) {
-				m.ended(ctx, t, err)
-				return
-			}
-			log.Debug("failed to list a new resource; retrying", "err", err)
-			if !sleep(ctx, backoff(attempt)) {
-				return
-			}
-		}
+	var err error
+	switch {
+	case m.feed:
+		rev, err = m.fill(ctx, f, initial)
+	case !initial:
+		rev, err = m.listAll(ctx, f)
+	}
+	if err != nil {
+		m.ended(ctx, t, err)
+		return
 	}
 	failures := 0
 	for ctx.Err() == nil {
 		began := time.Now()
-		next, events, err := m.watchOnce(ctx, t, rev)
+		next, events, err := m.watchOnce(ctx, f, rev)
 		rev = next
 		switch {
 		case ctx.Err() != nil:
@@ -260,17 +274,18 @@ func (m *merger) follow(ctx context.Context, f *follower, initial bool) {
 				m.ended(ctx, t, err)
 				return
 			}
-			// Changes were lost: restart from now, and say so.
-			now, nerr := m.s.currentRevision(ctx)
-			if nerr != nil {
-				err = nerr
-				break
+			// Changes were lost: list the resource again, as an
+			// informer does, and hand the backlog what differs.
+			log.Warn("a watch fell behind the API server's compaction; listing the resource again", "revision", rev)
+			if rev, err = m.fill(ctx, f, false); err != nil {
+				m.ended(ctx, t, err)
+				return
 			}
-			log.Warn("a watch fell behind the API server's compaction; the backlog restarts", "revision", rev, "now", now)
-			m.s.feed.gap(now)
-			rev = now
 			continue
 		case forbiddenOrGone(err):
+			if m.feed {
+				m.s.mirror.refused(f.part, true)
+			}
 			m.ended(ctx, t, err)
 			return
 		}
@@ -306,24 +321,87 @@ func (m *merger) ended(ctx context.Context, t target, err error) {
 // listAll lists a newly discovered resource and delivers its objects as
 // puts (with the list's revision, so that a watch resumed from a revision
 // before it keeps them); it returns the list's revision.
-func (m *merger) listAll(ctx context.Context, t target) (int64, error) {
-	items, rev, err := m.s.listTarget(ctx, t, m.prefix, 0)
-	if err != nil {
-		return 0, err
+func (m *merger) listAll(ctx context.Context, f *follower) (int64, error) {
+	return m.retryList(ctx, f, func() (int64, error) {
+		items, rev, err := m.s.listTarget(ctx, f.t, m.prefix, 0)
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range items {
+			c := change{Event: source.Event{Type: source.EventPut, Key: kv.Key, Value: kv.Value, Revision: rev, Created: true}, modRevision: kv.ModRevision}
+			if !m.deliver(ctx, f, c) {
+				return 0, ctx.Err()
+			}
+		}
+		return rev, nil
+	})
+}
+
+// fill lists the resource of f, a follower of the feed, into its part of
+// the mirror and returns the revision to watch from. atFrom lists it at
+// the merger's revision, where the backlog starts: its objects are no
+// change. Otherwise (a resource discovered later, a watch that fell
+// behind compaction) it lists it now and hands the backlog how the list
+// differs from what the part held, as changes at the list's revision:
+// every object for a new resource; for one listed again, a put of each
+// object that changed and a delete of each that went while the watch was
+// behind (their intermediate values are lost, as an informer's are). An
+// atFrom list whose revision was compacted already is listed now.
+func (m *merger) fill(ctx context.Context, f *follower, atFrom bool) (int64, error) {
+	m.s.mirror.relisting(f.part)
+	rev, err := m.retryList(ctx, f, func() (int64, error) {
+		var at int64
+		if atFrom {
+			at = m.from
+		}
+		items, rev, err := m.s.listTarget(ctx, f.t, m.prefix, at)
+		if atFrom && compacted(err) {
+			atFrom, at = false, 0
+			items, rev, err = m.s.listTarget(ctx, f.t, m.prefix, 0)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if atFrom {
+			rev = m.from
+		}
+		for _, c := range m.s.mirror.load(f.part, items, rev, !atFrom) {
+			m.s.notice(c)
+		}
+		return rev, nil
+	})
+	if err != nil && forbiddenOrGone(err) {
+		m.s.mirror.refused(f.part, false)
 	}
-	for _, kv := range items {
-		c := change{Event: source.Event{Type: source.EventPut, Key: kv.Key, Value: kv.Value, Revision: rev, Created: true}, modRevision: kv.ModRevision}
-		if !m.deliver(ctx, c) {
+	if err == nil {
+		m.s.log.Debug("resource mirrored", "resource", f.t.res.GVR.String(), "revision", rev)
+	}
+	return rev, err
+}
+
+// retryList runs list until it succeeds, ctx ends, the resource may not
+// be read or is gone, or, but for the feed, watchFailures attempts failed.
+func (m *merger) retryList(ctx context.Context, f *follower, list func() (int64, error)) (int64, error) {
+	for attempt := 1; ; attempt++ {
+		rev, err := list()
+		if err == nil {
+			return rev, nil
+		}
+		if ctx.Err() != nil || forbiddenOrGone(err) || (!m.feed && attempt >= watchFailures) {
+			return 0, err
+		}
+		m.s.log.Debug("failed to list a resource; retrying", "resource", f.t.res.GVR.String(), "err", err)
+		if !sleep(ctx, backoff(attempt)) {
 			return 0, ctx.Err()
 		}
 	}
-	return rev, nil
 }
 
 // watchOnce runs one watch of t from revision rev until the server ends it
 // or ctx ends. It returns the revision to resume from, how many changes it
 // delivered and why it ended when it failed.
-func (m *merger) watchOnce(ctx context.Context, t target, rev int64) (int64, int, error) {
+func (m *merger) watchOnce(ctx context.Context, f *follower, rev int64) (int64, int, error) {
+	t := f.t
 	timeout := int64((watchTimeout + rand.N(watchTimeout)) / time.Second)
 	w, err := m.s.dyn.Resource(t.res.GVR).Namespace(t.namespace).Watch(ctx, metav1.ListOptions{
 		ResourceVersion: fmt.Sprint(rev), AllowWatchBookmarks: true, TimeoutSeconds: &timeout,
@@ -352,7 +430,7 @@ func (m *merger) watchOnce(ctx context.Context, t target, rev int64) (int64, int
 				if r, err := parseRevision(obj.GetResourceVersion()); err == nil && r > 0 {
 					rev = r
 					if m.feed {
-						m.s.feed.progress(r)
+						m.s.mirror.progress(r)
 					}
 				}
 			}
@@ -372,7 +450,7 @@ func (m *merger) watchOnce(ctx context.Context, t target, rev int64) (int64, int
 			default:
 				c.Type, c.Created = source.EventPut, ev.Type == watch.Added
 			}
-			if !m.deliver(ctx, c) {
+			if !m.deliver(ctx, f, c) {
 				return rev, n, nil
 			}
 			rev = max(rev, kv.ModRevision)

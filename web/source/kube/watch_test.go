@@ -94,9 +94,17 @@ func TestWatchFromNow(t *testing.T) {
 			t.Errorf("Newest's ModRevision = %d, want %d", items[0].ModRevision, last)
 		}
 		// The backlog started after "before" was written: it cannot tell
-		// the third newest.
-		if _, ok, _ := s.Newest(ctx, "/registry/configmaps/w/", 3, 0); ok {
-			t.Error("Newest answered for more keys than the backlog saw")
+		// the third newest; the mirror, listed first, can.
+		if _, ok := s.feed.newest("/registry/configmaps/w/", 3, 0); ok {
+			t.Error("the backlog answered for more keys than it saw")
+		}
+		waitFor(t, ctx, "the mirror to hold configmaps", func() bool { return inMirror(s, "configmaps") })
+		items, ok, err = s.Newest(ctx, "/registry/configmaps/w/", 3, 0)
+		if err != nil || !ok {
+			t.Fatalf("Newest of 3: ok=%v err=%v", ok, err)
+		}
+		if got := keysOf(items); !slices.Equal(got, []string{"/registry/configmaps/w/n2", "/registry/configmaps/w/n1", "/registry/configmaps/w/before"}) {
+			t.Errorf("Newest of 3 = %v", got)
 		}
 	})
 }
@@ -217,8 +225,7 @@ func dedicatedWatches(s *Store) int {
 // timeout) while ConfigMaps are written: the store's watches and the
 // audit watch resume where they were, missing and repeating nothing.
 func TestReconnect(t *testing.T) {
-	defer func(d time.Duration) { watchTimeout = d }(watchTimeout)
-	watchTimeout = time.Second
+	shortenWatches(t, time.Second)
 	c := startCluster(t)
 	c.namespace(t, "re")
 	s := c.runStore(t, Config{})
