@@ -74,7 +74,7 @@ is said once on the page; everything else works.`,
 	f.StringVar(&o.etcd.CACert, "etcd-cacert", "", "CA certificate file that verifies etcd's serving certificate")
 	f.StringVar(&o.etcd.Cert, "etcd-cert", "", "client certificate file for etcd")
 	f.StringVar(&o.etcd.Key, "etcd-key", "", "client key file for etcd")
-	f.StringVar(&o.auditWebhookListen, "audit-webhook-listen", "", "host:port (HTTP) that receives the API server's audit webhook (audit.k8s.io/v1 EventList POSTs)")
+	f.StringVar(&o.auditWebhookListen, "audit-webhook-listen", "", "loopback host:port (HTTP, unauthenticated) that receives the API server's audit webhook (audit.k8s.io/v1 EventList POSTs)")
 	return cmd
 }
 
@@ -86,6 +86,11 @@ func runDashboard(ctx context.Context, o dashboardOptions) error {
 	}
 	if o.webLoginToken == "" && !web.IsLoopback(o.webListen) {
 		return fmt.Errorf("--web-listen %s is beyond loopback: give --web-login-token", o.webListen)
+	}
+	// The webhook takes unauthenticated POSTs: anyone who reaches it could
+	// make up requests, so it listens on loopback only.
+	if o.auditWebhookListen != "" && !web.IsLoopback(o.auditWebhookListen) {
+		return fmt.Errorf("--audit-webhook-listen %s is beyond loopback: the audit webhook is not authenticated, give a loopback address (127.0.0.1:PORT) on the API server's machine", o.auditWebhookListen)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
