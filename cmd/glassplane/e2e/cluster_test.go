@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -292,14 +293,42 @@ func insecureGet(url string) (string, error) {
 	return string(b), err
 }
 
+// freeAddr returns a loopback address whose port is free.
+//
+// The port comes from 20000–29999, below Linux's ephemeral range (32768 and
+// up, where the kernel picks the local ports of outgoing connections and of
+// listens on port 0) and below the NodePort range (30000–32767, which the
+// service proxy claims on 127.0.0.1): a port picked there stays free until
+// the server binds it, where one from the ephemeral range could be taken by
+// any connection in between. A port is handed out once per test binary.
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 10000 {
+		nextPort++
+		if nextPort < 20000 || nextPort > 29999 {
+			nextPort = 20000 + rand.IntN(10000)
+		}
+		if portsGiven[nextPort] {
+			continue
+		}
+		portsGiven[nextPort] = true
+		addr := fmt.Sprintf("127.0.0.1:%d", nextPort)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	panic("no free loopback port in 20000-29999")
 }
+
+var (
+	portsMu    sync.Mutex
+	nextPort   int
+	portsGiven = map[int]bool{}
+)
 
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")

@@ -272,7 +272,11 @@ func TestStatefulSet(t *testing.T) {
 		if p.Spec.Containers[0].Image != "busybox:1.36" || p.DeletionTimestamp != nil {
 			t.Fatalf("OnDelete touched ondel-0: %s, deleting %v", p.Spec.Containers[0].Image, p.DeletionTimestamp)
 		}
-		kubectl(t, "", "delete", "pod", "ondel-0", "--wait=true")
+		// Not --wait: the controller makes ondel-0 again within
+		// milliseconds on a simulated node, and kubectl's wait can list the
+		// new pod of the same name and wait for it to go; what follows waits
+		// for the new pod itself.
+		kubectl(t, "", "delete", "pod", "ondel-0", "--wait=false")
 		Eventually(t, 2*time.Minute, "ondel-0 made again on busybox:1.37", func() error {
 			p, err := c.Client.CoreV1().Pods(ns).Get(ctx, "ondel-0", metav1.GetOptions{})
 			if err != nil {
