@@ -4,7 +4,7 @@
 // upstream Kubernetes:
 //
 //   - Store reads the cluster's objects by their etcd keys
-//     (/registry/pods/default/web) with the dynamic client: discovery says
+//     (/registry/pods/default/web): discovery says
 //     which resources there are, and kube-apiserver's key layout (the same
 //     in Glassplane) which key each object has. It lists and then watches
 //     every resource, as client-go's informers do, into an in-memory
@@ -16,7 +16,11 @@
 //     older revision with resourceVersionMatch=Exact). A watch that falls
 //     behind compaction lists its resource again, and the backlog gets
 //     the differences (not the changes in between) at the list's
-//     revision. Its values are the objects as the API serves them (JSON),
+//     revision. Lists go through the dynamic client; watches are read as
+//     the API's JSON stream, and a watched object's value is the bytes
+//     the server sent, not decoded into maps and encoded again (only its
+//     kind, name, namespace and resourceVersion are decoded). Its values
+//     are the objects as the API serves them (JSON),
 //     not the bytes in etcd; it cannot tell a key's create revision (0),
 //     keys that are not objects (/registry/ranges/...,
 //     /registry/masterleases/), nor the objects the identity may not read.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -77,14 +78,17 @@ type Config struct {
 // Store is a source.Store that reads the cluster through the Kubernetes
 // API: discovery tells it the resources and, from them, the etcd keys
 // kube-apiserver (and Glassplane) store their objects under; it lists and
-// watches every resource with the dynamic client into a mirror of their
+// watches every resource (lists with the dynamic client, watches as raw
+// JSON streams) into a mirror of their
 // objects that Get, List and Newest read, and streams their changes. It
 // needs Run to be running; until a resource is mirrored, reads of it go
 // to the API.
 type Store struct {
-	cfg   Config
-	log   *slog.Logger
-	dyn   dynamic.Interface
+	cfg Config
+	log *slog.Logger
+	dyn dynamic.Interface
+	// raw reads the resources' watch streams (rawwatch.go).
+	raw   rest.Interface
 	meta  metadata.Interface
 	disco discovery.DiscoveryInterface
 	feed  *feed
@@ -129,6 +133,12 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to make a dynamic client for %s: %w", rc.Host, err)
 	}
+	wc := rest.CopyConfig(rc)
+	wc.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	raw, err := rest.UnversionedRESTClientFor(wc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to make a REST client for %s: %w", rc.Host, err)
+	}
 	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("failed to make a metadata client for %s: %w", rc.Host, err)
@@ -142,7 +152,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	f := newFeed(cfg.BacklogSize)
 	return &Store{
-		cfg: cfg, log: log, dyn: dyn, meta: meta, disco: disco, feed: f, mirror: newMirror(f),
+		cfg: cfg, log: log, dyn: dyn, raw: raw, meta: meta, disco: disco, feed: f, mirror: newMirror(f),
 		ready: make(chan struct{}), refresh: make(chan struct{}, 1), mergers: map[*merger]struct{}{},
 	}, nil
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -403,59 +401,38 @@ func (m *merger) retryList(ctx context.Context, f *follower, list func() (int64,
 func (m *merger) watchOnce(ctx context.Context, f *follower, rev int64) (int64, int, error) {
 	t := f.t
 	timeout := int64((watchTimeout + rand.N(watchTimeout)) / time.Second)
-	w, err := m.s.dyn.Resource(t.res.GVR).Namespace(t.namespace).Watch(ctx, metav1.ListOptions{
-		ResourceVersion: fmt.Sprint(rev), AllowWatchBookmarks: true, TimeoutSeconds: &timeout,
-	})
+	body, err := openRawWatch(ctx, m.s.raw, t, rev, timeout)
 	if err != nil {
 		return rev, 0, err
 	}
-	defer w.Stop()
+	defer body.Close()
+	d := newRawDecoder(body, t.res)
 	n := 0
 	for {
-		var ev watch.Event
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return rev, n, nil
-		case ev, ok = <-w.ResultChan():
-		}
-		if !ok {
+		typ, c, err := d.next()
+		if ctx.Err() != nil {
 			return rev, n, nil
 		}
-		switch ev.Type {
-		case watch.Error:
-			return rev, n, apierrors.FromObject(ev.Object)
-		case watch.Bookmark:
-			if obj, ok := ev.Object.(*unstructured.Unstructured); ok {
-				if r, err := parseRevision(obj.GetResourceVersion()); err == nil && r > 0 {
-					rev = r
-					if m.feed {
-						m.s.mirror.progress(r)
-					}
+		if err == io.EOF {
+			return rev, n, nil
+		}
+		if err != nil {
+			return rev, n, err
+		}
+		if typ == watch.Bookmark {
+			if c.modRevision > 0 {
+				rev = c.modRevision
+				if m.feed {
+					m.s.mirror.progress(rev)
 				}
 			}
-		case watch.Added, watch.Modified, watch.Deleted:
-			obj, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				return rev, n, fmt.Errorf("a watch of %s sent a %T", t.res.GVR, ev.Object)
-			}
-			kv, err := keyValue(t.res, obj)
-			if err != nil {
-				return rev, n, err
-			}
-			c := change{Event: source.Event{Key: kv.Key, Value: kv.Value, Revision: kv.ModRevision}, modRevision: kv.ModRevision}
-			switch ev.Type {
-			case watch.Deleted:
-				c.Type = source.EventDelete
-			default:
-				c.Type, c.Created = source.EventPut, ev.Type == watch.Added
-			}
-			if !m.deliver(ctx, f, c) {
-				return rev, n, nil
-			}
-			rev = max(rev, kv.ModRevision)
-			n++
+			continue
 		}
+		if !m.deliver(ctx, f, c) {
+			return rev, n, nil
+		}
+		rev = max(rev, c.modRevision)
+		n++
 	}
 }
 
