@@ -204,8 +204,15 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 
 	// 4. The API server on its TLS listener, and the dashboard's listener.
+	// The certificate names what pods reach the API at, as
+	// kube-apiserver's does: the kubernetes Service's cluster IP, its
+	// names under the cluster domain, and the advertised address.
 	host, _, _ := net.SplitHostPort(o.apiListen)
-	cert, err := ca.Serving(host)
+	serviceIP, err := apiserver.KubernetesServiceIP(o.serviceClusterIPRange)
+	if err != nil {
+		return err
+	}
+	cert, err := ca.Serving(host, serviceIP.String(), "kubernetes.default.svc."+strings.TrimSuffix(o.clusterDomain, "."), o.advertiseAddress)
 	if err != nil {
 		return err
 	}

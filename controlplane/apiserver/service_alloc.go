@@ -76,6 +76,18 @@ type serviceAllocator struct {
 	leaks map[int]int
 }
 
+// KubernetesServiceIP is the address the kubernetes Service takes in the
+// service cluster IP range cidr (its first usable one; the default range's
+// is 10.96.0.1), which the API server's certificate must name, as
+// kube-apiserver's does: pods reach the API at it.
+func KubernetesServiceIP(cidr string) (netip.Addr, error) {
+	a, err := newServiceAllocator(nil, nil, cidr, "", nil, nil)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return a.addrAt(1), nil
+}
+
 // newServiceAllocator parses the ranges (empty means the defaults).
 func newServiceAllocator(store *storage.Store, log *slog.Logger, cidr, ports string, ipRes, cidrRes *resource) (*serviceAllocator, error) {
 	if cidr == "" {

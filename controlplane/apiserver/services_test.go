@@ -702,3 +702,24 @@ func TestIPAddressesAreWritable(t *testing.T) {
 		t.Errorf("changing parentRef: %v", err)
 	}
 }
+
+func TestKubernetesServiceIP(t *testing.T) {
+	for _, tc := range []struct{ cidr, want, wantErr string }{
+		{"", "10.96.0.1", ""},
+		{"10.100.8.0/22", "10.100.8.1", ""},
+		{"10.0.0.7/24", "10.0.0.1", ""},
+		{"fd00::/108", "", "want an IPv4 CIDR"},
+		{"10.0.0.0", "", "invalid service cluster IP range"},
+	} {
+		ip, err := apiserver.KubernetesServiceIP(tc.cidr)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("KubernetesServiceIP(%q) = %v, %v; want an error saying %q", tc.cidr, ip, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || ip.String() != tc.want {
+			t.Errorf("KubernetesServiceIP(%q) = %v, %v; want %s", tc.cidr, ip, err, tc.want)
+		}
+	}
+}

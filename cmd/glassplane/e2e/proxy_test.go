@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // proxyTable is the nftables table of the node's service proxy.
@@ -158,6 +161,35 @@ func TestProxyServiceDataPath(t *testing.T) {
 				fmt.Sprintf("nc -w 5 %s 443 </dev/null && echo CONNECTED", k.Spec.ClusterIP))
 			if !strings.Contains(out, "CONNECTED") {
 				return fmt.Errorf("nc to %s:443: %q", k.Spec.ClusterIP, out)
+			}
+			return nil
+		})
+	})
+
+	t.Run("the API's certificate holds at the kubernetes Service's address", func(t *testing.T) {
+		// What a pod's in-cluster config does: https://$KUBERNETES_SERVICE_HOST
+		// verified with the cluster's CA (from the host here, through the
+		// same rules: pods have no TLS client that verifies).
+		k, err := c.Client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Host = "https://" + net.JoinHostPort(k.Spec.ClusterIP, "443")
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		Eventually(t, time.Minute, "the API answers at "+cfg.Host+" with a certificate for it", func() error {
+			v, err := dc.ServerVersion()
+			if err != nil {
+				return err
+			}
+			if v.GitVersion == "" {
+				return fmt.Errorf("version %+v", v)
 			}
 			return nil
 		})
