@@ -63,7 +63,7 @@ func newAPIEnv(t *testing.T) *apiEnv {
 		t.Fatal(err)
 	}
 	ring := audit.NewRing(0)
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1"})
+	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1", NoDynamicAdmission: true})
 	if err != nil {
 		t.Fatal(err)
 	}

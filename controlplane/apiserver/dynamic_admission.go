@@ -43,7 +43,8 @@ func (s *Server) newDynamicAdmission() (dynamicAdmission, error) {
 // ends. cfg is the API server's loopback client configuration (kube-apiserver
 // reads its webhook configurations, policies and their parameters through
 // one): the plugins list and watch through it, so only this server touches
-// storage. Until their caches sync, writes pass without them.
+// storage. Until their caches sync, writes wait for them and are refused
+// after dynamic.ReadyWait (unless Config.NoDynamicAdmission).
 func (s *Server) RunDynamicAdmission(ctx context.Context, cfg *rest.Config) error {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/glassplane/glassplane/controlplane/apiserver"
 	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
@@ -30,6 +32,43 @@ func startDynamicAdmission(t *testing.T, env *testEnv) {
 	done := make(chan struct{})
 	go func() { defer close(done); env.server.RunDynamicAdmission(ctx, env.config) }()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestWritesWaitForDynamicAdmission: a server whose webhooks and policies
+// have not started holds a write for dynamic.ReadyWait and then refuses it
+// with 403, as kube-apiserver's plugins do (before, writes passed them
+// after every restart); webhook configurations stay writable; a held write
+// goes through once they start.
+func TestWritesWaitForDynamicAdmission(t *testing.T) {
+	env := newEnvWith(t, func(c *apiserver.Config) { c.NoDynamicAdmission = false })
+	ctx := context.Background()
+	defer func(d time.Duration) { dynamicadmission.ReadyWait = d }(dynamicadmission.ReadyWait)
+	dynamicadmission.ReadyWait = 200 * time.Millisecond
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "early", Namespace: "default"}}
+	_, err := env.client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not yet ready to handle request") {
+		t.Fatalf("a write before the webhooks started: %v, want 403 not yet ready to handle request", err)
+	}
+	if _, err := env.client.CoreV1().ConfigMaps("default").Get(ctx, "early", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the refused ConfigMap: %v, want not found", err)
+	}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "mend-me"}}
+	if _, err := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a webhook configuration before the webhooks started: %v", err)
+	}
+
+	dynamicadmission.ReadyWait = time.Minute
+	created := make(chan error, 1)
+	go func() {
+		_, err := env.client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+		created <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	startDynamicAdmission(t, env)
+	if err := <-created; err != nil {
+		t.Fatalf("a write held until the webhooks started: %v", err)
+	}
 }
 
 // admissionWebhook is a TLS AdmissionReview server: /mutate adds the label

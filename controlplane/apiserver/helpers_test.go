@@ -77,7 +77,18 @@ func newEnv(t *testing.T) *testEnv {
 	return env
 }
 
-func startEnv(dir string) (*testEnv, func(), error) {
+// newEnvWith is newEnv with the server's configuration changed by edit.
+func newEnvWith(t *testing.T, edit func(*apiserver.Config)) *testEnv {
+	t.Helper()
+	env, stop, err := startEnv(t.TempDir(), edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return env
+}
+
+func startEnv(dir string, edits ...func(*apiserver.Config)) (*testEnv, func(), error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	etcdSrv, err := etcdtest.StartOnFreePorts(ctx, etcd.Config{DataDir: dir, Logger: log})
@@ -96,7 +107,11 @@ func startEnv(dir string) (*testEnv, func(), error) {
 		return nil, nil, err
 	}
 	ring := audit.NewRing(0)
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1"})
+	srvCfg := apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1", NoDynamicAdmission: true}
+	for _, edit := range edits {
+		edit(&srvCfg)
+	}
+	srv, err := apiserver.New(srvCfg)
 	if err != nil {
 		cancel()
 		return nil, nil, err

@@ -74,7 +74,7 @@ func startRBACEnv(dir string) (*rbacEnv, error) {
 		return nil, err
 	}
 	ring := audit.NewRing(0)
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, RBAC: true})
+	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, RBAC: true, NoDynamicAdmission: true})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
+	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/node"
@@ -95,6 +96,12 @@ type Config struct {
 	// server at. An empty address leaves the endpoints alone.
 	AdvertiseAddress string
 	AdvertisePort    int
+	// NoDynamicAdmission is for servers that may never call
+	// RunDynamicAdmission (tests of other parts): writes pass without
+	// webhooks and policies until it has started them. Otherwise a write
+	// before they started waits for them (up to dynamic.ReadyWait), then
+	// is refused with 403, as kube-apiserver's.
+	NoDynamicAdmission bool
 }
 
 // Server serves the Kubernetes REST API over a storage.Store.
@@ -190,6 +197,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.dynamic = dyn
+	if cfg.NoDynamicAdmission {
+		dyn.Disable()
+	}
 	if s.admission == nil {
 		s.admission = s.defaultAdmission()
 	}
@@ -288,6 +298,7 @@ func (s *Server) Register(e *echo.Echo) {
 // its endpoints, the default StorageClass when they are missing and, with
 // RBAC, the bootstrap cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
+	ctx = dynamicadmission.Bootstrapping(ctx)
 	select {
 	case <-s.store.Ready():
 	case <-ctx.Done():

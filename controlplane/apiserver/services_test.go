@@ -394,7 +394,7 @@ func startServerOn(t *testing.T, env *testEnv) kubernetes.Interface {
 	go func() { defer close(done); store.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	<-store.Ready()
-	srv, err := apiserver.New(apiserver.Config{Store: store, ClientCA: env.ca.Pool(), Logger: log})
+	srv, err := apiserver.New(apiserver.Config{Store: store, ClientCA: env.ca.Pool(), Logger: log, NoDynamicAdmission: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func startCluster(t testing.TB) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: audit.NewRing(0), ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1", RBAC: true})
+	srv, err := apiserver.New(apiserver.Config{Store: store, Audit: audit.NewRing(0), ClientCA: ca.Pool(), Logger: log, AdvertiseAddress: "127.0.0.1", RBAC: true, NoDynamicAdmission: true})
 	if err != nil {
 		t.Fatal(err)
 	}

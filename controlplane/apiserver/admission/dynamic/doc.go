@@ -10,6 +10,11 @@
 // ObjectInterfaces, and resolves a webhook's Service to a ready endpoint.
 // The plugins read their configurations, namespaces and policy parameters
 // through a client of the API server (the API server's loopback identity):
-// this package never touches storage. Until Start has run they let every
-// request through, as the server's own bootstrap writes must pass.
+// this package never touches storage. Until Start has synced them, a write
+// waits for them up to ReadyWait and is then refused with 403 "not yet
+// ready to handle request", as kube-apiserver's plugins do, so that a
+// restart never lets writes past the webhooks and policies; the server's
+// own bootstrap (Bootstrapping) and writes of webhook configurations and
+// admission policies do not wait. Disable lets every write through until
+// Start, for servers that may never start them (tests).
 package dynamic

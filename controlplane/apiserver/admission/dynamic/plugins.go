@@ -64,8 +64,60 @@ type Plugins struct {
 	objects           *objectInterfaces
 	// bindings finds the policy bindings a request meets; set by Start.
 	bindings *policyBindings
-	// started is set once Start has wired and synced the plugins.
+	// started is set once Start has wired and synced the plugins; ready
+	// closes then.
 	started atomic.Bool
+	ready   chan struct{}
+	// disabled lets every request pass without the plugins (Disable).
+	disabled atomic.Bool
+}
+
+// ReadyWait is how long a request waits for the plugins to start before it
+// is refused, as k8s.io/apiserver's webhook and policy plugins wait for
+// their caches (WaitForReady) before answering "not yet ready to handle
+// request". Tests shorten it.
+var ReadyWait = 10 * time.Second
+
+// Disable makes the plugins pass every request without judging it until
+// Start, for an API server that may never start them (tests of other
+// parts).
+func (p *Plugins) Disable() { p.disabled.Store(true) }
+
+type bootstrapKey struct{}
+
+// Bootstrapping marks ctx as the API server's own bootstrap, whose writes
+// (the built-in namespaces, roles, the kubernetes Service) come before the
+// plugins can start (they read their configuration through the API this
+// bootstrap prepares): such writes do not wait for them.
+func Bootstrapping(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bootstrapKey{}, true)
+}
+
+// Ready is closed once Start has synced the plugins.
+func (p *Plugins) Ready() <-chan struct{} { return p.ready }
+
+// gate tells a step whether to run the plugins on a: yes once they started;
+// no, with nothing refused, when they are disabled or a writes a webhook
+// configuration or an admission policy (which must stay writable to mend
+// a broken one, as upstream exempts them); otherwise it waits up to
+// ReadyWait for the start and refuses a with 403 when none came: a write
+// must not pass webhooks and policies merely because the server restarted.
+func (p *Plugins) gate(ctx context.Context, a *admission.Attributes) (bool, error) {
+	if p.started.Load() {
+		return true, nil
+	}
+	if p.disabled.Load() || a.Resource.Group == "admissionregistration.k8s.io" || ctx.Value(bootstrapKey{}) != nil {
+		return false, nil
+	}
+	t := time.NewTimer(ReadyWait)
+	defer t.Stop()
+	select {
+	case <-p.ready:
+		return true, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false, apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, errors.New("not yet ready to handle request"))
 }
 
 // New returns the plugins, idle until Start.
@@ -89,7 +141,7 @@ func New() (*Plugins, error) {
 	// kube-apiserver enables it with its MutatingAdmissionPolicy feature
 	// gate (on by default since v1.36, with the v1 API).
 	mp.SetEnabled(true)
-	return &Plugins{mutatingPolicy: mp, mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces()}, nil
+	return &Plugins{mutatingPolicy: mp, mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces(), ready: make(chan struct{})}, nil
 }
 
 // RegisterKind tells the plugins the kind a resource (or subresource) holds,
@@ -151,7 +203,10 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 			return fmt.Errorf("failed to sync the dynamic admission informer of %v", typ)
 		}
 	}
-	p.started.Store(true)
+	p.disabled.Store(false)
+	if p.started.CompareAndSwap(false, true) {
+		close(p.ready)
+	}
 	return nil
 }
 
@@ -175,9 +230,9 @@ type mutatingPolicyStep struct{ p *Plugins }
 
 func (mutatingPolicyStep) Name() string { return MutatingPolicyName }
 
-// Handles implements admission.Handler: nothing before Start.
+// Handles implements admission.Handler.
 func (m mutatingPolicyStep) Handles(a *admission.Attributes) bool {
-	return m.p.started.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation))
+	return !m.p.disabled.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation))
 }
 
 // Admit runs the mutating policies; their patched object replaces
@@ -185,6 +240,9 @@ func (m mutatingPolicyStep) Handles(a *admission.Attributes) bool {
 func (m mutatingPolicyStep) Admit(ctx context.Context, a *admission.Attributes) error {
 	if !m.Handles(a) {
 		return nil
+	}
+	if run, err := m.p.gate(ctx, a); !run {
+		return err
 	}
 	attrs := newAttributes(a)
 	matched := m.p.bindings.mutatingMatches(attrs)
@@ -212,9 +270,9 @@ type mutatingStep struct{ p *Plugins }
 
 func (mutatingStep) Name() string { return MutatingWebhookName }
 
-// Handles implements admission.Handler: nothing before Start.
+// Handles implements admission.Handler.
 func (m mutatingStep) Handles(a *admission.Attributes) bool {
-	return m.p.started.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation))
+	return !m.p.disabled.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation))
 }
 
 // Admit runs the mutating webhooks; a patched object replaces a.Object's
@@ -222,6 +280,9 @@ func (m mutatingStep) Handles(a *admission.Attributes) bool {
 func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error {
 	if !m.Handles(a) {
 		return nil
+	}
+	if run, err := m.p.gate(ctx, a); !run {
+		return err
 	}
 	attrs := newAttributes(a)
 	ctx, calls := withWebhookCalls(ctx)
@@ -266,8 +327,11 @@ func (v validatingStep) Name() string { return v.name }
 
 // Validate runs the policies or the validating webhooks.
 func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) error {
-	if !v.p.started.Load() || !v.plugin.Handles(k8sadmission.Operation(a.Operation)) {
+	if v.p.disabled.Load() || !v.plugin.Handles(k8sadmission.Operation(a.Operation)) {
 		return nil
+	}
+	if run, err := v.p.gate(ctx, a); !run {
+		return err
 	}
 	attrs := newAttributes(a)
 	if v.name == ValidatingPolicyName {

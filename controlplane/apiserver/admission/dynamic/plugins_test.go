@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -110,9 +111,27 @@ func TestPluginsCallWebhooks(t *testing.T) {
 	}
 	chain := admission.NewChain(p.Mutating(), p.ValidatingPolicy(), p.ValidatingWebhook())
 
-	// Before Start, the plugins let everything through.
+	// Before Start, a write waits ReadyWait and is refused; disabled, the
+	// plugins let it through; a webhook configuration always passes.
+	defer func(d time.Duration) { ReadyWait = d }(ReadyWait)
+	ReadyWait = 50 * time.Millisecond
+	if _, err := chain.Run(ctx, attrs("early")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not yet ready to handle request") {
+		t.Fatalf("before Start: %v, want 403 not yet ready to handle request", err)
+	}
+	config := &admission.Attributes{
+		Operation: admission.Create, Resource: admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"),
+		Kind: admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"), Name: "mend",
+		Object: &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "mend"}}, UserName: "alice",
+	}
+	if _, err := chain.Run(ctx, config); err != nil {
+		t.Fatalf("a webhook configuration before Start: %v", err)
+	}
+	if _, err := chain.Run(Bootstrapping(ctx), attrs("bootstrap")); err != nil {
+		t.Fatalf("the server's bootstrap before Start: %v", err)
+	}
+	p.Disable()
 	if _, err := chain.Run(ctx, attrs("denied-early")); err != nil {
-		t.Fatalf("before Start: %v", err)
+		t.Fatalf("disabled, before Start: %v", err)
 	}
 	if err := p.Start(ctx, Deps{
 		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
