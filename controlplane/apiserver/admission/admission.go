@@ -61,7 +61,42 @@ type Attributes struct {
 	// kube-apiserver's decoder does to a custom resource: fill in the
 	// schema's defaults and prune the fields it does not declare.
 	Normalize func(obj runtime.Object) error
+	// Reinvocation is what one request's mutating plugins share across
+	// the chain's passes (k8s.io/apiserver's ReinvocationContext).
+	Reinvocation Reinvocation
 }
+
+// Reinvocation is k8s.io/apiserver's ReinvocationContext for one request:
+// a webhook or policy with reinvocationPolicy IfNeeded asks for a second
+// pass of the mutating plugins when one after it changed the object, and
+// remembers across passes what it needs to (Value).
+type Reinvocation struct {
+	isReinvoke, requested bool
+	values                map[string]any
+}
+
+// IsReinvoke reports whether the mutating plugins are on their second pass.
+func (r *Reinvocation) IsReinvoke() bool { return r.isReinvoke }
+
+// SetIsReinvoke marks the second pass.
+func (r *Reinvocation) SetIsReinvoke() { r.isReinvoke = true }
+
+// ShouldReinvoke reports whether a plugin asked for a second pass.
+func (r *Reinvocation) ShouldReinvoke() bool { return r.requested }
+
+// SetShouldReinvoke asks for a second pass.
+func (r *Reinvocation) SetShouldReinvoke() { r.requested = true }
+
+// SetValue keeps v for plugin across passes.
+func (r *Reinvocation) SetValue(plugin string, v any) {
+	if r.values == nil {
+		r.values = map[string]any{}
+	}
+	r.values[plugin] = v
+}
+
+// Value is what plugin kept.
+func (r *Reinvocation) Value(plugin string) any { return r.values[plugin] }
 
 // Plugin is one admission plugin.
 type Plugin interface{ Name() string }
@@ -92,6 +127,9 @@ type Step struct {
 	// Patch is the RFC 6902 JSON patch of what the plugin changed, "" if nothing.
 	Patch string `json:"patch,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Reinvoked marks a step of the mutating plugins' second pass, run
+	// because a webhook or policy with reinvocationPolicy IfNeeded asked.
+	Reinvoked bool `json:"reinvoked,omitempty"`
 }
 
 // Chain runs admission plugins in order: every mutating plugin, then every
@@ -145,36 +183,52 @@ func (c *Chain) Run(ctx context.Context, a *Attributes) ([]Step, error) {
 	// A plugin that does not handle the request (a Handler saying so) is
 	// recorded as a step that changed nothing, and costs nothing.
 	var before []byte
-	for _, p := range c.mutating {
-		step := Step{Plugin: p.Name(), Phase: PhaseMutating}
-		if h, ok := p.(Handler); ok && !h.Handles(a) {
-			steps = append(steps, step)
-			continue
-		}
-		if before == nil {
-			var err error
-			if before, err = marshalObject(a.Object); err != nil {
-				return steps, apierrors.NewInternalError(err)
+	mutate := func() error {
+		for _, p := range c.mutating {
+			step := Step{Plugin: p.Name(), Phase: PhaseMutating, Reinvoked: a.Reinvocation.IsReinvoke()}
+			if h, ok := p.(Handler); ok && !h.Handles(a) {
+				steps = append(steps, step)
+				continue
 			}
-		}
-		if err := p.Admit(ctx, a); err != nil {
-			serr := asStatusError(err)
-			step.Error = serr.Error()
-			return append(steps, step), serr
-		}
-		after, err := marshalObject(a.Object)
-		if err != nil {
-			return steps, apierrors.NewInternalError(err)
-		}
-		if !bytes.Equal(before, after) {
-			patch, err := diffJSON(before, after)
+			if before == nil {
+				var err error
+				if before, err = marshalObject(a.Object); err != nil {
+					return apierrors.NewInternalError(err)
+				}
+			}
+			if err := p.Admit(ctx, a); err != nil {
+				serr := asStatusError(err)
+				step.Error = serr.Error()
+				steps = append(steps, step)
+				return serr
+			}
+			after, err := marshalObject(a.Object)
 			if err != nil {
-				return steps, apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
+				return apierrors.NewInternalError(err)
 			}
-			step.Patch = patch
+			if !bytes.Equal(before, after) {
+				patch, err := diffJSON(before, after)
+				if err != nil {
+					return apierrors.NewInternalError(fmt.Errorf("failed to diff the object after plugin %q: %w", p.Name(), err))
+				}
+				step.Patch = patch
+			}
+			before = after
+			steps = append(steps, step)
 		}
-		before = after
-		steps = append(steps, step)
+		return nil
+	}
+	if err := mutate(); err != nil {
+		return steps, err
+	}
+	// A webhook or policy with reinvocationPolicy IfNeeded whose object a
+	// later plugin changed asks for one more pass of every mutating
+	// plugin, as k8s.io/apiserver's reinvoker runs it.
+	if a.Reinvocation.ShouldReinvoke() {
+		a.Reinvocation.SetIsReinvoke()
+		if err := mutate(); err != nil {
+			return steps, err
+		}
 	}
 	for _, p := range c.validating {
 		step := Step{Plugin: p.Name(), Phase: PhaseValidating}

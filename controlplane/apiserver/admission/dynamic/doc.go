@@ -8,6 +8,10 @@
 // into k8s.io/apiserver's admission.Attributes, gives the plugins client-go's
 // scheme (unstructured objects for custom resources) as their
 // ObjectInterfaces, and resolves a webhook's Service to a ready endpoint.
+// Each request's reinvocation context (admission.Attributes.Reinvocation)
+// lasts across the plugins, so reinvocationPolicy IfNeeded works as
+// upstream's: the chain runs its mutating plugins a second time when a
+// webhook or policy asks.
 // The plugins read their configurations, namespaces and policy parameters
 // through a client of the API server (the API server's loopback identity):
 // this package never touches storage. Until Start has synced them, a write

@@ -354,8 +354,15 @@ func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) e
 // a policy's failure) for the chain's record.
 type attributes struct {
 	k8sadmission.Attributes
-	mu          sync.Mutex
-	annotations map[string]string
+	mu           sync.Mutex
+	annotations  map[string]string
+	reinvocation *admission.Reinvocation
+}
+
+// GetReinvocationContext implements admission.Attributes with the request's
+// own, which lasts across the plugins and the chain's passes.
+func (a *attributes) GetReinvocationContext() k8sadmission.ReinvocationContext {
+	return a.reinvocation
 }
 
 func newAttributes(a *admission.Attributes) *attributes {
@@ -380,7 +387,7 @@ func newAttributes(a *admission.Attributes) *attributes {
 	}
 	info := &user.DefaultInfo{Name: a.UserName, UID: a.UserUID, Groups: a.UserGroups, Extra: a.UserExtra}
 	return &attributes{Attributes: k8sadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name,
-		a.Resource, a.Subresource, k8sadmission.Operation(a.Operation), options, a.DryRun, info)}
+		a.Resource, a.Subresource, k8sadmission.Operation(a.Operation), options, a.DryRun, info), reinvocation: &a.Reinvocation}
 }
 
 // AddAnnotation implements admission.Attributes.

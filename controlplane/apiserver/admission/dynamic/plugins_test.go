@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,3 +209,103 @@ func (noOpenAPIDiscovery) OpenAPIV3() openapi.Client { return noPaths{} }
 type noPaths struct{}
 
 func (noPaths) Paths() (map[string]openapi.GroupVersion, error) { return nil, nil }
+
+// TestWebhookReinvocation: a webhook with reinvocationPolicy IfNeeded is
+// called again when a webhook after it changed the object, and one with
+// Never is not, as kube-apiserver's reinvoker does; the chain records the
+// second pass's steps as reinvoked.
+func TestWebhookReinvocation(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var cm corev1.ConfigMap
+		if err := json.Unmarshal(review.Request.Object.Raw, &cm); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		mu.Lock()
+		calls[name]++
+		mu.Unlock()
+		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+		// Each adds its label once; "again" also counts the labels it saw
+		// when called a second time.
+		if cm.Labels[name] == "" {
+			pt := admissionv1.PatchTypeJSONPatch
+			op := `[{"op":"add","path":"/metadata/labels","value":{"` + name + `":"yes"}}]`
+			if len(cm.Labels) > 0 {
+				op = `[{"op":"add","path":"/metadata/labels/` + name + `","value":"yes"}]`
+			}
+			resp.Patch, resp.PatchType = []byte(op), &pt
+		} else if name == "again" {
+			pt := admissionv1.PatchTypeJSONPatch
+			resp.Patch, resp.PatchType = []byte(fmt.Sprintf(`[{"op":"add","path":"/metadata/labels/again-saw","value":"%d"}]`, len(cm.Labels))), &pt
+		}
+		review.Response, review.Request = resp, nil
+		json.NewEncoder(w).Encode(&review)
+	}))
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	none := admissionregistrationv1.SideEffectClassNone
+	fail := admissionregistrationv1.Fail
+	ifNeeded, never := admissionregistrationv1.IfNeededReinvocationPolicy, admissionregistrationv1.NeverReinvocationPolicy
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+	}}
+	hook := func(name string, policy *admissionregistrationv1.ReinvocationPolicyType) admissionregistrationv1.MutatingWebhook {
+		u := srv.URL + "/" + name
+		return admissionregistrationv1.MutatingWebhook{
+			Name: name + ".test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: ca},
+			Rules: rules, SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
+			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{}, ReinvocationPolicy: policy,
+		}
+	}
+	client := fake.NewClientset(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "m"},
+			Webhooks:   []admissionregistrationv1.MutatingWebhook{hook("again", &ifNeeded), hook("once", &never), hook("last", &never)},
+		},
+	)
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RegisterKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "", corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := p.Start(ctx, Deps{
+		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}
+	a := &admission.Attributes{
+		Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
+		Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: "default", Name: "c", Object: cm, UserName: "alice",
+	}
+	steps, err := admission.NewChain(p.Mutating()).Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := fmt.Sprint(calls)
+	mu.Unlock()
+	if want := "map[again:2 last:1 once:1]"; got != want {
+		t.Errorf("webhook calls %s, want %s", got, want)
+	}
+	// The second call of "again" saw the labels of all three.
+	if want := map[string]string{"again": "yes", "once": "yes", "last": "yes", "again-saw": "3"}; fmt.Sprint(cm.Labels) != fmt.Sprint(want) {
+		t.Errorf("labels %v, want %v", cm.Labels, want)
+	}
+	if len(steps) != 2 || steps[0].Reinvoked || !steps[1].Reinvoked || steps[1].Patch == "" {
+		t.Errorf("steps %+v, want the webhooks' pass and a reinvoked one that patched", steps)
+	}
+}
