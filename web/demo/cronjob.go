@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 )
 
@@ -74,6 +75,13 @@ func cronJob() Demo {
 				env.remember("job.batch", created, jobs.Delete, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 				err = until(ctx, env, textf("job %s to complete", "Job %s 완료", byHand), func(ctx context.Context) (bool, error) {
 					j, err := jobs.Get(ctx, byHand, metav1.GetOptions{})
+					if apierrors.IsNotFound(err) {
+						// When a scheduled run completed meanwhile (the
+						// demo started just before a whole minute), the
+						// history limit may prune this Job as soon as it
+						// completes: the controller says so in an Event.
+						return prunedByHistoryLimit(ctx, env, cj, byHand)
+					}
 					if err != nil {
 						return false, err
 					}
@@ -117,6 +125,24 @@ func cronJob() Demo {
 			}},
 		},
 	}
+}
+
+// prunedByHistoryLimit reports whether the cronjob controller deleted the
+// finished Job name of cj for its history limits (a SuccessfulDelete Event
+// of cj naming it); it fails when the Job is gone otherwise.
+func prunedByHistoryLimit(ctx context.Context, env *Env, cj *batchv1.CronJob, name string) (bool, error) {
+	events, err := env.Client.CoreV1().Events(env.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.uid": string(cj.UID), "reason": "SuccessfulDelete"}.String(),
+	})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range events.Items {
+		if e.Reason == "SuccessfulDelete" && e.InvolvedObject.UID == cj.UID && e.Message == "Deleted job "+name {
+			return true, nil
+		}
+	}
+	return false, env.errorf("job.batch %s is gone, and not by the CronJob's history limit", "job.batch %s가 사라졌지만 CronJob의 기록 한도로 삭제된 것이 아닙니다", name)
 }
 
 // jobCompleted reports whether a Job has its Complete condition.
