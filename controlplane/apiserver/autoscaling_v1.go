@@ -21,11 +21,11 @@ func autoscalingV1Resource() *resource {
 		BeginWrite:   beginHorizontalPodAutoscalerWrite,
 		Stored: &storedForm{
 			GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
-			ToStored: func(obj runtime.Object) runtime.Object {
-				return hpaconversion.ToV2(obj.(*autoscalingv1.HorizontalPodAutoscaler))
+			ToStored: func(obj runtime.Object) (runtime.Object, error) {
+				return hpaconversion.ToV2(obj.(*autoscalingv1.HorizontalPodAutoscaler)), nil
 			},
-			FromStored: func(obj runtime.Object) runtime.Object {
-				return hpaconversion.ToV1(obj.(*autoscalingv2.HorizontalPodAutoscaler))
+			FromStored: func(obj runtime.Object) (runtime.Object, error) {
+				return hpaconversion.ToV1(obj.(*autoscalingv2.HorizontalPodAutoscaler)), nil
 			},
 		},
 	}

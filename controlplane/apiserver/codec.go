@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -188,13 +189,17 @@ func encodeForStorage(res *resource, obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
-	obj.GetObjectKind().SetGroupVersionKind(res.storageGVK())
-	defer obj.GetObjectKind().SetGroupVersionKind(res.GVK)
 	if res.Stored != nil {
-		stored := res.Stored.ToStored(obj)
+		obj.GetObjectKind().SetGroupVersionKind(res.GVK)
+		stored, err := res.Stored.ToStored(obj)
+		if err != nil {
+			return nil, err
+		}
 		stored.GetObjectKind().SetGroupVersionKind(res.Stored.GVK)
 		return json.Marshal(stored)
 	}
+	obj.GetObjectKind().SetGroupVersionKind(res.storageGVK())
+	defer obj.GetObjectKind().SetGroupVersionKind(res.GVK)
 	return json.Marshal(obj)
 }
 
@@ -202,14 +207,23 @@ func encodeForStorage(res *resource, obj runtime.Object) ([]byte, error) {
 func decodeStored(res *resource, value []byte, rev int64) (runtime.Object, error) {
 	var obj runtime.Object
 	if res.Stored != nil {
-		stored, err := scheme.Scheme.New(res.Stored.GVK)
-		if err != nil {
-			return nil, err
+		var stored runtime.Object
+		if res.Custom != nil {
+			// As stored: its apiVersion is the version it was written at.
+			stored = &unstructured.Unstructured{}
+		} else {
+			var err error
+			if stored, err = scheme.Scheme.New(res.Stored.GVK); err != nil {
+				return nil, err
+			}
 		}
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, stored); err != nil {
 			return nil, fmt.Errorf("failed to decode stored %s: %w", res.Resource, err)
 		}
-		obj = res.Stored.FromStored(stored)
+		var err error
+		if obj, err = res.Stored.FromStored(stored); err != nil {
+			return nil, err
+		}
 	} else {
 		obj = res.New()
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, obj); err != nil {

@@ -85,8 +85,7 @@ func containsString(list []string, s string) bool {
 
 // validateCRD validates a CRD with apiextensions-apiserver's own rules
 // (structural schemas, CEL rules, names, versions), on the internal type
-// as upstream does. A Webhook conversion is refused until this server can
-// call webhooks.
+// as upstream does.
 func validateCRD(ctx context.Context, subresource string, obj, old runtime.Object) field.ErrorList {
 	in, err := toInternalCRD(obj)
 	if err != nil {
@@ -110,10 +109,6 @@ func validateCRD(ctx context.Context, subresource string, obj, old runtime.Objec
 			return field.ErrorList{field.InternalError(nil, err)}
 		}
 		errs = apiextensionsvalidation.ValidateCustomResourceDefinitionUpdate(ctx, in, prev)
-	}
-	if c := in.Spec.Conversion; c != nil && c.Strategy == apiextensionsinternal.WebhookConverter && len(errs) == 0 {
-		errs = append(errs, field.NotSupported(field.NewPath("spec", "conversion", "strategy"), c.Strategy,
-			[]string{string(apiextensionsinternal.NoneConverter)}))
 	}
 	return errs
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
@@ -75,8 +76,11 @@ type crStatusStrategy interface {
 
 // customResourceEntries builds one registry entry per served version of crd,
 // as kube-apiserver's crdHandler builds one storage per version. The
-// storage version's entry is flagged by StorageGVK on every entry.
-func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*resource, error) {
+// storage version's entry is flagged by StorageGVK on every entry. With
+// conversion Webhook, every entry converts what it stores to the storage
+// version, and what it reads from the version it was stored at, through
+// apiextensions-apiserver's webhook converter (made by converters).
+func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition, converters *conversion.CRConverterFactory) ([]*resource, error) {
 	storageVersion := ""
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
@@ -91,6 +95,17 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 	// Without a type converter, server-side apply treats the objects as
 	// schemaless (managedfields' deduced type converter).
 	tc, tcErr := crdTypeConverter(crd)
+	var convert runtime.ObjectConvertor
+	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
+		if converters == nil {
+			return nil, fmt.Errorf("%s: conversion webhooks are not available on this server", crd.Name)
+		}
+		safe, _, err := converters.NewConverter(crd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: failed to make its conversion webhook client: %w", crd.Name, err)
+		}
+		convert = safe
+	}
 	var out []*resource
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
@@ -113,6 +128,9 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 			FieldLabels:     selectableFieldLabels(v.SelectableFields),
 			TypeConverter:   tc,
 		}
+		if convert != nil {
+			res.Stored = webhookConversion(convert, gvk, res.StorageGVK)
+		}
 		if v.Subresources != nil && v.Subresources.Status != nil {
 			res.HasStatus = true
 			res.Subresources = append(res.Subresources, customStatusSubresource())
@@ -123,6 +141,27 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition) ([]*re
 		out = append(out, res)
 	}
 	return out, tcErr
+}
+
+// webhookConversion is the stored form of a CRD version whose conversion
+// is a webhook: an object is converted to the storage version to be
+// stored, and from the version it was stored at to gvk's when read (no
+// call when they are the same). A failed call is the API server's 500
+// naming the webhook's error, as kube-apiserver answers.
+func webhookConversion(convert runtime.ObjectConvertor, gvk, storage schema.GroupVersionKind) *storedForm {
+	to := func(target schema.GroupVersion) func(runtime.Object) (runtime.Object, error) {
+		return func(obj runtime.Object) (runtime.Object, error) {
+			if obj.GetObjectKind().GroupVersionKind().GroupVersion() == target {
+				return obj, nil
+			}
+			out, err := convert.ConvertToVersion(obj, target)
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			return out, nil
+		}
+	}
+	return &storedForm{GVK: storage, ToStored: to(storage.GroupVersion()), FromStored: to(gvk.GroupVersion())}
 }
 
 // crdTypeConverter builds server-side apply's type converter of crd's

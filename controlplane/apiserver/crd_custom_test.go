@@ -29,7 +29,7 @@ func TestCRDTypeConverter(t *testing.T) {
 		},
 	}
 	crd.Name = "widgets.example.glassplane.io"
-	entries, err := customResourceEntries(crd)
+	entries, err := customResourceEntries(crd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

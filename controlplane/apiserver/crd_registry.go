@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +33,8 @@ type customResources struct {
 	// entries are the registry entries of each CRD, by its name.
 	entries map[string][]*resource
 	byPath  map[schema.GroupVersionResource]*resource
+	// converters make a CRD's conversion webhook client (set once by New).
+	converters *conversion.CRConverterFactory
 }
 
 func newCustomResources() *customResources {
@@ -100,7 +103,7 @@ func (c *customResources) set(name string, crd *apiextensionsv1.CustomResourceDe
 	var entries []*resource
 	var err error
 	if crd != nil && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) {
-		entries, err = customResourceEntries(crd)
+		entries, err = customResourceEntries(crd, c.converters)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

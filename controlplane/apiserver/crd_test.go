@@ -294,13 +294,20 @@ func TestBadCustomResourceDefinitionsAreRefused(t *testing.T) {
 			want: "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value",
 		},
 		{
-			name: "webhook conversion",
+			name: "webhook conversion without a webhook",
+			mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+				c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
+			},
+			want: `required when strategy is set to Webhook`,
+		},
+		{
+			name: "webhook conversion over plain http",
 			mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 				c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://example.com/convert")}, ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: ptr.To("http://example.com/convert")}, ConversionReviewVersions: []string{"v1"},
 				}}
 			},
-			want: `spec.conversion.strategy: Unsupported value: "Webhook": supported values: "None"`,
+			want: `'https' is the only allowed URL scheme`,
 		},
 		{
 			name:   "name not plural.group",

@@ -51,8 +51,8 @@ func policyResources() []*resource {
 			Verbs: verbsAll, StorageResource: "events", AllowCreateOnUpdate: true,
 			Stored: &storedForm{
 				GVK:        corev1.SchemeGroupVersion.WithKind("Event"),
-				ToStored:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },
-				FromStored: func(obj runtime.Object) runtime.Object { return eventFromCore(obj.(*corev1.Event)) },
+				ToStored:   func(obj runtime.Object) (runtime.Object, error) { return eventToCore(obj.(*eventsv1.Event)), nil },
+				FromStored: func(obj runtime.Object) (runtime.Object, error) { return eventFromCore(obj.(*corev1.Event)), nil },
 			},
 			FieldLabels: eventsV1Fields,
 		},

@@ -113,9 +113,11 @@ func (r *resource) storageGVK() schema.GroupVersionKind {
 // storedForm is the kind a resource's objects are stored as and the
 // conversions to and from it.
 type storedForm struct {
-	GVK        schema.GroupVersionKind
-	ToStored   func(runtime.Object) runtime.Object
-	FromStored func(runtime.Object) runtime.Object
+	GVK schema.GroupVersionKind
+	// ToStored and FromStored convert; they fail only where a conversion
+	// calls out (a CRD's conversion webhook).
+	ToStored   func(runtime.Object) (runtime.Object, error)
+	FromStored func(runtime.Object) (runtime.Object, error)
 }
 
 // GroupVersion returns the resource's group version.

@@ -15,9 +15,11 @@ import (
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
@@ -197,6 +199,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.dynamic = dyn
+	// CRD conversion webhooks reach a Service as admission webhooks do.
+	if s.custom.converters, err = conversion.NewCRConverterFactory(dyn.ServiceResolver(), func(r webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver { return r }); err != nil {
+		return nil, fmt.Errorf("failed to create the CRD conversion webhook client: %w", err)
+	}
 	if cfg.NoDynamicAdmission {
 		dyn.Disable()
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -70,6 +72,24 @@ type Plugins struct {
 	ready   chan struct{}
 	// disabled lets every request pass without the plugins (Disable).
 	disabled atomic.Bool
+	// resolver finds a webhook Service's ready endpoint; set by Start.
+	resolver atomic.Pointer[serviceResolver]
+}
+
+// ServiceResolver resolves a webhook's Service to a ready endpoint through
+// the plugins' informers, for other webhooks of the server (a CRD's
+// conversion webhook); before Start it answers that it is not ready.
+func (p *Plugins) ServiceResolver() webhookutil.ServiceResolver { return lazyResolver{p} }
+
+type lazyResolver struct{ p *Plugins }
+
+// ResolveEndpoint implements webhookutil.ServiceResolver.
+func (l lazyResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	r := l.p.resolver.Load()
+	if r == nil {
+		return nil, fmt.Errorf("service %s/%s: webhook services are not resolved yet: the server is starting", namespace, name)
+	}
+	return r.ResolveEndpoint(namespace, name, port)
 }
 
 // ReadyWait is how long a request waits for the plugins to start before it
@@ -169,6 +189,7 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 	}
 	p.mutatingWebhook.SetServiceResolver(resolver)
 	p.validatingWebhook.SetServiceResolver(resolver)
+	p.resolver.Store(resolver)
 	p.mutatingWebhook.SetAuthenticationInfoResolverWrapper(stageResolver)
 	p.validatingWebhook.SetAuthenticationInfoResolverWrapper(stageResolver)
 	for _, policy := range []interface {
@@ -262,7 +283,12 @@ func (m mutatingPolicyStep) Admit(ctx context.Context, a *admission.Attributes) 
 		err = normalize(a)
 	}
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	appendStages(a, policyStages(KindMutatingAdmissionPolicy, matched, took, err, patch))
+	// On the reinvocation pass the plugin applies only the IfNeeded
+	// bindings whose object changed after them, and does not say which:
+	// that pass is recorded only when it changed or refused the object.
+	if !a.Reinvocation.IsReinvoke() || err != nil || patch != nil {
+		appendStages(a, policyStages(KindMutatingAdmissionPolicy, matched, took, err, patch))
+	}
 	return err
 }
 
