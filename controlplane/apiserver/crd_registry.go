@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -198,7 +199,10 @@ func (s *Server) runCRDs(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case name := <-sink.work:
-			if err := s.syncCRD(ctx, res, name); err != nil && ctx.Err() == nil {
+			if err := s.syncCRD(ctx, res, name); errors.Is(err, errInstancesRemain) {
+				s.log.Info("CustomResourceDefinition deletion waits for its objects' finalizers", "crd", name, "err", err)
+				time.AfterFunc(5*time.Second, func() { sink.enqueue(name) })
+			} else if err != nil && ctx.Err() == nil {
 				s.log.Warn("failed to sync CustomResourceDefinition; retrying", "crd", name, "err", err)
 				time.AfterFunc(time.Second, func() { sink.enqueue(name) })
 			}
@@ -386,20 +390,14 @@ func (s *Server) finalizeCRD(ctx context.Context, res *resource, crd *apiextensi
 	if plural == "" {
 		plural = crd.Spec.Names.Plural
 	}
-	prefix := storage.Prefix(crd.Spec.Group+"/"+plural, "")
-	for {
-		list, err := s.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
-		if err != nil {
-			return err
-		}
-		for _, kv := range list.Items {
-			if _, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
-				return fmt.Errorf("failed to delete %q: %w", kv.Key, err)
-			}
-		}
-		if !list.More && len(list.Items) == 0 {
-			break
-		}
+	remaining, err := s.deleteCustomResources(ctx, storage.Prefix(crd.Spec.Group+"/"+plural, ""))
+	if err != nil {
+		return err
+	}
+	if remaining > 0 {
+		// Objects with finalizers go when their finalizers are removed,
+		// as upstream's finalizer waits for them; the loop comes back.
+		return fmt.Errorf("%w: %d with finalizers", errInstancesRemain, remaining)
 	}
 	cur, err := s.getFromStore(ctx, res, "", crd.Name)
 	if err != nil {
@@ -419,6 +417,56 @@ func (s *Server) finalizeCRD(ctx context.Context, res *resource, crd *apiextensi
 		return err
 	}
 	return s.writeCRD(ctx, res, cur.(*apiextensionsv1.CustomResourceDefinition), done)
+}
+
+// errInstancesRemain is finalizeCRD's answer while objects with finalizers
+// keep a CRD's deletion waiting.
+var errInstancesRemain = errors.New("waiting for custom resources to be removed")
+
+// deleteCustomResources deletes the stored objects under prefix (a CRD's)
+// as upstream's CRD finalizer deletes them through the storage: an object
+// without finalizers goes at once; one with finalizers is marked deleting
+// (deletionTimestamp now, grace 0), and goes when its finalizers are
+// removed. It returns how many are left waiting.
+func (s *Server) deleteCustomResources(ctx context.Context, prefix string) (int, error) {
+	remaining := 0
+	start := ""
+	for {
+		list, err := s.store.List(ctx, prefix, storage.ListOptions{Limit: 500, StartKey: start})
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range list.Items {
+			start = kv.Key + "\x00"
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(kv.Value); err != nil || len(u.GetFinalizers()) == 0 {
+				if _, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+					return 0, fmt.Errorf("failed to delete %q: %w", kv.Key, err)
+				}
+				continue
+			}
+			remaining++
+			if u.GetDeletionTimestamp() != nil {
+				continue
+			}
+			now, zero := metav1.Now(), int64(0)
+			u.SetDeletionTimestamp(&now)
+			u.SetDeletionGracePeriodSeconds(&zero)
+			if g := u.GetGeneration(); g > 0 {
+				u.SetGeneration(g + 1)
+			}
+			b, err := u.MarshalJSON()
+			if err != nil {
+				return 0, err
+			}
+			if _, err := s.store.Update(ctx, kv.Key, b, kv.ModRevision); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+				return 0, fmt.Errorf("failed to mark %q deleting: %w", kv.Key, err)
+			}
+		}
+		if !list.More {
+			return remaining, nil
+		}
+	}
 }
 
 // servedResources returns the built-in registry entries, then those built
