@@ -80,7 +80,8 @@
 // /registry/<group>/<plural>/, and published in discovery and OpenAPI
 // (crd_openapi.go) as they come. The same loop sets NamesAccepted and
 // Established as upstream's naming controller, and for a CRD being deleted
-// deletes its objects before dropping the customresourcecleanup finalizer.
+// deletes its objects (marking those with finalizers deleting and waiting
+// for them) before dropping the customresourcecleanup finalizer.
 //
 // /healthz, /livez and /readyz run kube-apiserver's checks (ping, log, etcd
 // as a linearizable read bounded at two seconds and rate limited, the
