@@ -106,6 +106,8 @@ type ResourceList struct {
 	Error string
 	// CRDHref is the resource's CRD page, for a custom resource.
 	CRDHref string
+	// DataPathNote and DataPathNoteKey are as Object's.
+	DataPathNote, DataPathNoteKey string
 }
 
 // ResourceListRow is one object of a ResourceList.

@@ -245,6 +245,10 @@ type Object struct {
 	PVC     *PVC
 	CronJob *CronJob
 	HPA     *HPA
+	// DataPathNote, when set, says that the cluster stores and serves
+	// objects of this kind but nothing acts on them (Ingress,
+	// NetworkPolicy); DataPathNoteKey is its i18n key.
+	DataPathNote, DataPathNoteKey string
 	// Claims link the PersistentVolumeClaims a pod mounts, or the one a
 	// PersistentVolume is bound to; ClaimsError says why they could not
 	// be read.

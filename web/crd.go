@@ -398,6 +398,7 @@ func (d *Dashboard) resourceList(c *echo.Context) error {
 		return render(c, http.StatusNotFound, components.ResourceListPage(layout, vm))
 	}
 	vm.Kind, vm.GroupVersion = k.Kind, schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
+	vm.DataPathNote, vm.DataPathNoteKey = dataPathNote(k.Group, k.Resource)
 	if k.Custom {
 		vm.CRDHref = crdHref(k.Resource + "." + k.Group)
 	}

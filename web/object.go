@@ -48,8 +48,8 @@ func (d *Dashboard) object(c *echo.Context) error {
 	if err != nil && !errors.Is(err, source.ErrNotFound) {
 		return fmt.Errorf("failed to read %q: %w", key, err)
 	}
+	group := d.resourceGroup(resource, kv)
 	if reader != nil {
-		group := d.resourceGroup(resource, kv)
 		if !reader.allowed(ctx, "get", group, resource, namespace) {
 			return d.forbidden(c, components.Forbidden{Message: forbiddenMessage(reader.user(), "get", group, resource, namespace, name)})
 		}
@@ -77,6 +77,7 @@ func (d *Dashboard) object(c *echo.Context) error {
 	}
 
 	vm := components.Object{Resource: resource, Namespace: namespace, Name: name, Key: key, Kind: kindOfResource(resource), DeleteError: c.QueryParam("error")}
+	vm.DataPathNote, vm.DataPathNoteKey = dataPathNote(group, resource)
 	if d.applier != nil {
 		vm.CSRFToken = csrfToken(c)
 	}

@@ -168,6 +168,8 @@ export const KO = {
   "object.later": "같은 이름({name})으로 나중에 생긴 {kind} {count}개:",
   "object.created": "{time} 생성",
   "object.stored-now-mark": "(지금 저장됨)",
+  "datapath.ingress": "Glassplane은 Ingress를 저장하고 API로 제공하지만 그 데이터 경로는 구현하지 않습니다. 인그레스 컨트롤러가 없으므로 이 규칙에 따라 라우팅되는 트래픽은 없습니다.",
+  "datapath.networkpolicy": "Glassplane은 NetworkPolicy를 저장하고 API로 제공하지만 그 데이터 경로는 구현하지 않습니다. Pod 네트워크는 NetworkPolicy에 따라 트래픽을 걸러 내지 않습니다.",
   "decision.bound": "시도 {attempt}: {0}에 바인딩",
   "decision.unscheduled": "시도 {attempt}: 스케줄되지 않음",
   "decision.passed": "통과",
