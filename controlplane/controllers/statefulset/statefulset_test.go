@@ -143,12 +143,18 @@ func (f *fixture) set() *appsv1.StatefulSet {
 	return s
 }
 
-// makeReady marks the named pods Running and Ready, as a node would.
+// makeReady marks the named pods Running and Ready a minute ago, as a node
+// would.
 func (f *fixture) makeReady(names ...string) {
+	f.makeReadyFor(time.Minute, names...)
+}
+
+// makeReadyFor marks the named pods Running and Ready for the last d.
+func (f *fixture) makeReadyFor(d time.Duration, names ...string) {
 	for _, n := range names {
 		p := f.pod(n)
 		p.Status.Phase = v1.PodRunning
-		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now().Add(-d))}}
 		if _, err := f.client.CoreV1().Pods("default").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
 			f.t.Fatal(err)
 		}
@@ -207,6 +213,34 @@ func TestOrderedReadyCreatesOnePodAtATime(t *testing.T) {
 	}
 	if rev.Revision != 1 || !strings.HasPrefix(string(rev.Data.Raw), `{"spec":{"template":{"$patch":"replace"`) {
 		t.Errorf("revision %d data %s", rev.Revision, rev.Data.Raw)
+	}
+}
+
+// TestMinReadySecondsDelaysAvailability: a pod Ready for less than
+// minReadySeconds is ready but not available, and in OrderedReady the next
+// ordinal waits for it; once it has been Ready that long it is counted in
+// status.availableReplicas and the next pod is made.
+func TestMinReadySecondsDelaysAvailability(t *testing.T) {
+	f := newFixture(t, newSet(2, func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 10 }))
+	f.mustSync()
+	equalNames(t, f.podNames(), "web-0")
+	for _, step := range []struct {
+		name             string
+		readyFor         time.Duration
+		ready, available int32
+		pods             []string
+	}{
+		{"ready for 5s of 10", 5 * time.Second, 1, 0, []string{"web-0"}},
+		{"ready for 11s of 10", 11 * time.Second, 1, 1, []string{"web-0", "web-1"}},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			f.makeReadyFor(step.readyFor, "web-0")
+			f.mustSync()
+			if st := f.set().Status; st.ReadyReplicas != step.ready || st.AvailableReplicas != step.available {
+				t.Errorf("readyReplicas %d availableReplicas %d, want %d and %d", st.ReadyReplicas, st.AvailableReplicas, step.ready, step.available)
+			}
+			equalNames(t, f.podNames(), step.pods...)
+		})
 	}
 }
 
