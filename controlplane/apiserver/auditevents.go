@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -125,18 +124,11 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 	}
 }
 
-// auditEventOf wraps a recorded event as an AuditEvent. Glassplane's
-// recorder writes the audit.k8s.io/v1 JSON shape, which auditv1.Event
-// reads as it is.
+// auditEventOf wraps a recorded event (upstream's audit.k8s.io/v1 type) as
+// an AuditEvent, a copy the caller may keep.
 func auditEventOf(rec audit.Record) (*v1alpha1.AuditEvent, error) {
-	b, err := json.Marshal(rec.Event)
-	if err != nil {
-		return nil, err
-	}
 	out := &v1alpha1.AuditEvent{TypeMeta: metav1.TypeMeta{Kind: "AuditEvent", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
-	if err := json.Unmarshal(b, &out.Event); err != nil {
-		return nil, fmt.Errorf("failed to read audit event %d: %w", rec.Seq, err)
-	}
+	rec.Event.DeepCopyInto(&out.Event)
 	out.Event.TypeMeta = metav1.TypeMeta{Kind: "Event", APIVersion: auditv1.SchemeGroupVersion.String()}
 	out.Name = fmt.Sprintf("%s.%s", rec.Event.AuditID, rec.Event.Stage)
 	out.ResourceVersion = fmt.Sprint(rec.Seq)

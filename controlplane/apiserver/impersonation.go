@@ -110,7 +110,7 @@ func (q *request) impersonate() bool {
 	if len(extra) > 0 {
 		as.Extra = extra
 	}
-	q.ev.ImpersonatedUser = &audit.UserInfo{Username: as.Name, UID: as.UID, Groups: as.Groups, Extra: as.Extra}
+	q.ev.ImpersonatedUser = &audit.UserInfo{Username: as.Name, UID: as.UID, Groups: as.Groups, Extra: audit.ExtraOf(as.Extra)}
 	q.user = as
 	q.ctx = auth.WithUser(q.ctx, as)
 	return true

@@ -1,33 +1,37 @@
 package audit
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/glassplane/glassplane/api/v1alpha1"
 )
 
+// The event types are audit.k8s.io/v1's own (k8s.io/apiserver), so what
+// the ring keeps, the log writes and the auditevents resource serves is
+// upstream's type.
+
 // Level is how much of a request is recorded.
-type Level string
+type Level = auditv1.Level
 
 // Levels as in audit.k8s.io/v1.
 const (
-	LevelNone            Level = "None"
-	LevelMetadata        Level = "Metadata"
-	LevelRequest         Level = "Request"
-	LevelRequestResponse Level = "RequestResponse"
+	LevelNone            = auditv1.LevelNone
+	LevelMetadata        = auditv1.LevelMetadata
+	LevelRequest         = auditv1.LevelRequest
+	LevelRequestResponse = auditv1.LevelRequestResponse
 )
 
 // Stage is a point in a request's life.
-type Stage string
+type Stage = auditv1.Stage
 
 // Stages as in audit.k8s.io/v1.
 const (
-	StageRequestReceived  Stage = "RequestReceived"
-	StageResponseStarted  Stage = "ResponseStarted"
-	StageResponseComplete Stage = "ResponseComplete"
-	StagePanic            Stage = "Panic"
+	StageRequestReceived  = auditv1.StageRequestReceived
+	StageResponseStarted  = auditv1.StageResponseStarted
+	StageResponseComplete = auditv1.StageResponseComplete
+	StagePanic            = auditv1.StagePanic
 )
 
 // Annotation keys Glassplane writes: api/v1alpha1's, which document them.
@@ -45,46 +49,26 @@ const (
 	AnnotationStageStarts      = v1alpha1.AnnotationStageStarts
 )
 
-// UserInfo is the authenticated user.
-type UserInfo struct {
-	Username string              `json:"username,omitempty"`
-	UID      string              `json:"uid,omitempty"`
-	Groups   []string            `json:"groups,omitempty"`
-	Extra    map[string][]string `json:"extra,omitempty"`
+// UserInfo is the authenticated user, as an audit event records it.
+type UserInfo = authenticationv1.UserInfo
+
+// ExtraOf is a user's extra attributes as UserInfo holds them.
+func ExtraOf(extra map[string][]string) map[string]authenticationv1.ExtraValue {
+	if extra == nil {
+		return nil
+	}
+	out := make(map[string]authenticationv1.ExtraValue, len(extra))
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
 }
 
 // ObjectReference names the object a request acted on.
-type ObjectReference struct {
-	Resource        string    `json:"resource,omitempty"`
-	Namespace       string    `json:"namespace,omitempty"`
-	Name            string    `json:"name,omitempty"`
-	UID             types.UID `json:"uid,omitempty"`
-	APIGroup        string    `json:"apiGroup,omitempty"`
-	APIVersion      string    `json:"apiVersion,omitempty"`
-	ResourceVersion string    `json:"resourceVersion,omitempty"`
-	Subresource     string    `json:"subresource,omitempty"`
-}
+type ObjectReference = auditv1.ObjectReference
 
-// Event is one audit event, shaped as audit.k8s.io/v1 Event.
-type Event struct {
-	metav1.TypeMeta          `json:",inline"`
-	Level                    Level             `json:"level"`
-	AuditID                  types.UID         `json:"auditID"`
-	Stage                    Stage             `json:"stage"`
-	RequestURI               string            `json:"requestURI"`
-	Verb                     string            `json:"verb"`
-	User                     UserInfo          `json:"user"`
-	ImpersonatedUser         *UserInfo         `json:"impersonatedUser,omitempty"`
-	SourceIPs                []string          `json:"sourceIPs,omitempty"`
-	UserAgent                string            `json:"userAgent,omitempty"`
-	ObjectRef                *ObjectReference  `json:"objectRef,omitempty"`
-	ResponseStatus           *metav1.Status    `json:"responseStatus,omitempty"`
-	RequestObject            *runtime.Unknown  `json:"requestObject,omitempty"`
-	ResponseObject           *runtime.Unknown  `json:"responseObject,omitempty"`
-	RequestReceivedTimestamp metav1.MicroTime  `json:"requestReceivedTimestamp"`
-	StageTimestamp           metav1.MicroTime  `json:"stageTimestamp"`
-	Annotations              map[string]string `json:"annotations,omitempty"`
-}
+// Event is one audit.k8s.io/v1 Event.
+type Event = auditv1.Event
 
 // NewEvent returns an event with the audit.k8s.io/v1 type meta filled in.
 func NewEvent() *Event {

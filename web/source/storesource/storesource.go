@@ -7,7 +7,6 @@ package storesource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
@@ -176,16 +175,8 @@ func FeedAudit(ctx context.Context, ring *audit.Ring, log *source.AuditLog) {
 	}
 }
 
-// ConvertAudit turns the API server's audit event into the audit.k8s.io/v1
-// type, whose JSON it shares.
+// ConvertAudit copies the API server's audit event, which is upstream's
+// audit.k8s.io/v1 type.
 func ConvertAudit(ev *audit.Event) (*auditv1.Event, error) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	out := &auditv1.Event{}
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ev.DeepCopy(), nil
 }
