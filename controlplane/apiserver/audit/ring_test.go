@@ -1,25 +1,49 @@
 package audit
 
-import "testing"
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
-// The ring keeps the last size events, oldest first, however many came.
-func TestRingKeepsTheNewestInOrder(t *testing.T) {
-	r := NewRing(3)
-	for i := range 7 {
-		r.Add(&Event{Verb: string(rune('a' + i))})
+// The ring's log file gets every event it records, one JSON line each, in
+// the ring's order.
+func TestRingWritesItsLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	r := NewRing(2)
+	closer, err := r.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got string
-	for _, rec := range r.Since(0) {
-		got += rec.Event.Verb
+	for _, verb := range []string{"get", "list", "watch"} {
+		ev := NewEvent()
+		ev.Verb = verb
+		r.Add(ev)
 	}
-	if got != "efg" {
-		t.Errorf("Since(0) verbs = %q, want efg", got)
+	closer.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if recs := r.Since(5); len(recs) != 2 || recs[0].Seq != 6 || recs[1].Seq != 7 {
-		t.Errorf("Since(5) = %+v, want seqs 6 and 7", recs)
+	defer f.Close()
+	var verbs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if ev.APIVersion != "audit.k8s.io/v1" || ev.Kind != "Event" {
+			t.Errorf("line %q: want an audit.k8s.io/v1 Event", sc.Text())
+		}
+		verbs = append(verbs, ev.Verb)
 	}
-	found := r.Find(func(ev *Event) bool { return ev.Verb != "f" })
-	if len(found) != 2 || found[0].Event.Verb != "e" || found[1].Event.Verb != "g" {
-		t.Errorf("Find = %+v, want e then g", found)
+	if len(verbs) != 3 || verbs[0] != "get" || verbs[2] != "watch" {
+		t.Errorf("log verbs %v, want get list watch", verbs)
+	}
+	if recs := r.Since(0); len(recs) != 2 || recs[0].Seq != 2 {
+		t.Errorf("the ring keeps %+v, want the last two", recs)
 	}
 }
