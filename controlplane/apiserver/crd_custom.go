@@ -74,13 +74,33 @@ type crStatusStrategy interface {
 	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }
 
+// crdConverter makes crd's converter between its versions with
+// apiextensions-apiserver's factory, as kube-apiserver's crdHandler does:
+// apiVersion rewritten with conversion None, the CRD's webhook called with
+// Webhook.
+func crdConverter(crd *apiextensionsv1.CustomResourceDefinition, converters *conversion.CRConverterFactory) (runtime.ObjectConvertor, error) {
+	if converters == nil {
+		return nil, fmt.Errorf("%s: conversion is not available on this server", crd.Name)
+	}
+	if crd.Spec.Conversion == nil {
+		none := *crd
+		none.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		crd = &none
+	}
+	safe, _, err := converters.NewConverter(crd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: failed to make its converter: %w", crd.Name, err)
+	}
+	return safe, nil
+}
+
 // customResourceEntries builds one registry entry per served version of crd,
 // as kube-apiserver's crdHandler builds one storage per version. The
 // storage version's entry is flagged by StorageGVK on every entry. With
 // conversion Webhook, every entry converts what it stores to the storage
 // version, and what it reads from the version it was stored at, through
-// apiextensions-apiserver's webhook converter (made by converters).
-func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition, converters *conversion.CRConverterFactory) ([]*resource, error) {
+// convert (crdConverter's, which calls the webhook).
+func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition, convert runtime.ObjectConvertor) ([]*resource, error) {
 	storageVersion := ""
 	for _, v := range crd.Spec.Versions {
 		if v.Storage {
@@ -95,16 +115,9 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition, conver
 	// Without a type converter, server-side apply treats the objects as
 	// schemaless (managedfields' deduced type converter).
 	tc, tcErr := crdTypeConverter(crd)
-	var convert runtime.ObjectConvertor
-	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
-		if converters == nil {
-			return nil, fmt.Errorf("%s: conversion webhooks are not available on this server", crd.Name)
-		}
-		safe, _, err := converters.NewConverter(crd)
-		if err != nil {
-			return nil, fmt.Errorf("%s: failed to make its conversion webhook client: %w", crd.Name, err)
-		}
-		convert = safe
+	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
+	if webhook && convert == nil {
+		return nil, fmt.Errorf("%s: conversion webhooks are not available on this server", crd.Name)
 	}
 	var out []*resource
 	for _, v := range crd.Spec.Versions {
@@ -128,7 +141,7 @@ func customResourceEntries(crd *apiextensionsv1.CustomResourceDefinition, conver
 			FieldLabels:     selectableFieldLabels(v.SelectableFields),
 			TypeConverter:   tc,
 		}
-		if convert != nil {
+		if webhook {
 			res.Stored = webhookConversion(convert, gvk, res.StorageGVK)
 		}
 		if v.Subresources != nil && v.Subresources.Status != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
@@ -34,8 +35,19 @@ type customResources struct {
 	// entries are the registry entries of each CRD, by its name.
 	entries map[string][]*resource
 	byPath  map[schema.GroupVersionResource]*resource
-	// converters make a CRD's conversion webhook client (set once by New).
+	// converters make a CRD's converter between its versions (set once
+	// by New).
 	converters *conversion.CRConverterFactory
+	// kinds learns each custom resource's kinds and converter (set once
+	// by New; nil in unit tests).
+	kinds customKinds
+}
+
+// customKinds is told the kinds and converter of each custom resource: the
+// admission webhooks and policies, for matchPolicy Equivalent across a
+// CRD's versions (admission/dynamic's Plugins).
+type customKinds interface {
+	SetCustomResource(gr schema.GroupResource, kinds []dynamicadmission.ResourceKind, convert runtime.ObjectConvertor)
 }
 
 func newCustomResources() *customResources {
@@ -99,15 +111,27 @@ func (c *customResources) get(name string) *apiextensionsv1.CustomResourceDefini
 }
 
 // set records crd (nil: deleted) and rebuilds its entries: served once its
-// names are accepted.
+// names are accepted. The admission webhooks and policies learn the
+// entries' kinds and the CRD's converter with them.
 func (c *customResources) set(name string, crd *apiextensionsv1.CustomResourceDefinition) error {
 	var entries []*resource
+	var convert runtime.ObjectConvertor
 	var err error
 	if crd != nil && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) {
-		entries, err = customResourceEntries(crd, c.converters)
+		if convert, err = crdConverter(crd, c.converters); err == nil {
+			entries, err = customResourceEntries(crd, convert)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.kinds != nil {
+		var kinds []dynamicadmission.ResourceKind
+		for _, res := range entries {
+			kinds = append(kinds, resourceKinds(res)...)
+		}
+		// A CRD's name is its plural and group.
+		c.kinds.SetCustomResource(schema.ParseGroupResource(name), kinds, convert)
+	}
 	for _, res := range c.entries[name] {
 		delete(c.byPath, res.GroupVersionResource())
 	}

@@ -20,23 +20,35 @@ import (
 type dynamicAdmission = *dynamicadmission.Plugins
 
 // newDynamicAdmission creates the webhook and policy plugins and tells them
-// the kind of every served resource and subresource.
+// the kind of every built-in resource and subresource (the CRD registry
+// tells them those of custom resources).
 func (s *Server) newDynamicAdmission() (dynamicAdmission, error) {
 	p, err := dynamicadmission.New()
 	if err != nil {
 		return nil, err
 	}
 	for _, res := range s.resources {
-		p.RegisterKind(res.GroupVersionResource(), "", res.GVK)
-		for _, sub := range res.Subresources {
-			kind := res.GVK
-			if sub.Kind.Kind != "" {
-				kind = sub.Kind
-			}
-			p.RegisterKind(res.GroupVersionResource(), sub.Name, kind)
+		for _, k := range resourceKinds(res) {
+			p.RegisterKind(k.Resource, k.Subresource, k.Kind)
 		}
 	}
 	return p, nil
+}
+
+// resourceKinds lists the kinds res and its subresources hold (a
+// subresource without its own kind holds the resource's), for webhooks and
+// policies matched through an equivalent version.
+func resourceKinds(res *resource) []dynamicadmission.ResourceKind {
+	gvr := res.GroupVersionResource()
+	out := []dynamicadmission.ResourceKind{{Resource: gvr, Kind: res.GVK}}
+	for _, sub := range res.Subresources {
+		kind := res.GVK
+		if sub.Kind.Kind != "" {
+			kind = sub.Kind
+		}
+		out = append(out, dynamicadmission.ResourceKind{Resource: gvr, Subresource: sub.Name, Kind: kind})
+	}
+	return out
 }
 
 // RunDynamicAdmission runs the admission webhooks and policies until ctx

@@ -199,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.dynamic = dyn
+	s.custom.kinds = dyn
 	// CRD conversion webhooks reach a Service as admission webhooks do.
 	if s.custom.converters, err = conversion.NewCRConverterFactory(dyn.ServiceResolver(), func(r webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver { return r }); err != nil {
 		return nil, fmt.Errorf("failed to create the CRD conversion webhook client: %w", err)

@@ -7,7 +7,10 @@
 // policy_stages.go). It turns the chain's Attributes
 // into k8s.io/apiserver's admission.Attributes, gives the plugins client-go's
 // scheme (unstructured objects for custom resources) as their
-// ObjectInterfaces, and resolves a webhook's Service to a ready endpoint.
+// ObjectInterfaces, with the kind of every served version (kinds.go: a
+// custom resource's follow its CRD, and its objects convert between
+// versions through the CRD's converter) so that matchPolicy Equivalent
+// works, and resolves a webhook's Service to a ready endpoint.
 // Each request's reinvocation context (admission.Attributes.Reinvocation)
 // lasts across the plugins, so reinvocationPolicy IfNeeded works as
 // upstream's: the chain runs its mutating plugins a second time when a

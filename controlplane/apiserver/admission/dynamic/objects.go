@@ -13,25 +13,27 @@ import (
 )
 
 // objectInterfaces are the plugins' admission.ObjectInterfaces. Glassplane
-// keeps every object in its one served version (the typed k8s.io/api object,
-// or unstructured for a custom resource), so "conversion" is between
-// objects of the same type: a copy. Kinds client-go's scheme does not know
-// are custom resources and made unstructured, as kube-apiserver's CRD
-// handler does.
+// keeps every built-in object in its one served version (the typed
+// k8s.io/api object), so "conversion" is between objects of the same type:
+// a copy. Kinds client-go's scheme does not know are custom resources and
+// made unstructured, as kube-apiserver's CRD handler does; they convert
+// between their CRD's versions through the CRD's converter (kinds), for
+// webhooks and policies matched through another version (matchPolicy
+// Equivalent).
 type objectInterfaces struct {
-	mapper runtime.EquivalentResourceRegistry
+	kinds *kindRegistry
 }
 
 func newObjectInterfaces() *objectInterfaces {
-	return &objectInterfaces{mapper: runtime.NewEquivalentResourceRegistry()}
+	return &objectInterfaces{kinds: newKindRegistry()}
 }
 
 func (o *objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return creater{} }
 func (o *objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return typer{} }
 func (o *objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return defaulter{} }
-func (o *objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return convertor{} }
+func (o *objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return convertor{o.kinds} }
 func (o *objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
-	return o.mapper
+	return o.kinds
 }
 
 // creater makes typed objects of client-go's scheme, unstructured otherwise.
@@ -70,18 +72,21 @@ func (defaulter) Default(obj runtime.Object) { admission.Default(obj) }
 
 // convertor copies between objects of one type, and between the
 // unstructured and typed forms of one kind (a mutating policy's apply
-// configuration yields an unstructured object, as in kube-apiserver).
-type convertor struct{}
+// configuration yields an unstructured object, as in kube-apiserver). A
+// custom resource converts to another version of its kind through its
+// CRD's converter.
+type convertor struct{ kinds *kindRegistry }
 
-func (convertor) Convert(in, out, _ any) error {
+func (c convertor) Convert(in, out, _ any) error {
 	if in == out {
 		return nil
 	}
 	switch i := in.(type) {
 	case *unstructured.Unstructured:
-		if _, ok := out.(*unstructured.Unstructured); !ok {
-			return runtime.DefaultUnstructuredConverter.FromUnstructured(i.Object, out)
+		if o, ok := out.(*unstructured.Unstructured); ok {
+			return c.convertCustom(i, o)
 		}
+		return runtime.DefaultUnstructuredConverter.FromUnstructured(i.Object, out)
 	default:
 		if u, ok := out.(*unstructured.Unstructured); ok {
 			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
@@ -100,12 +105,33 @@ func (convertor) Convert(in, out, _ any) error {
 	return nil
 }
 
+// convertCustom fills out (whose kind says the version wanted, if any) from
+// in: a deep copy of the same version, or the CRD's conversion to another.
+func (c convertor) convertCustom(in, out *unstructured.Unstructured) error {
+	from, to := in.GroupVersionKind(), out.GroupVersionKind()
+	if to.Empty() || to == from {
+		out.Object = runtime.DeepCopyJSON(in.Object)
+		return nil
+	}
+	convert := c.kinds.converter(from.GroupKind())
+	if convert == nil || to.GroupKind() != from.GroupKind() {
+		return fmt.Errorf("converting %v to %v: no conversion between them is served", from, to)
+	}
+	return convert.Convert(in, out, nil)
+}
+
 func (c convertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
 	kinds, _, err := typer{}.ObjectKinds(in)
 	if err != nil {
 		return nil, err
 	}
-	if target, ok := gv.KindForGroupVersionKinds(kinds); !ok || target != kinds[0] {
+	target, ok := gv.KindForGroupVersionKinds(kinds)
+	if ok && target != kinds[0] && target.GroupKind() == kinds[0].GroupKind() {
+		if convert := c.kinds.converter(kinds[0].GroupKind()); convert != nil {
+			return convert.ConvertToVersion(in, gv)
+		}
+	}
+	if !ok || target != kinds[0] {
 		return nil, fmt.Errorf("converting %T to %v: only objects of one version are served", in, gv)
 	}
 	if u, ok := in.(*unstructured.Unstructured); ok && scheme.Scheme.Recognizes(kinds[0]) {

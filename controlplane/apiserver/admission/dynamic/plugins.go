@@ -164,10 +164,21 @@ func New() (*Plugins, error) {
 	return &Plugins{mutatingPolicy: mp, mutatingWebhook: mw, validatingWebhook: vw, validatingPolicy: vp, objects: newObjectInterfaces(), ready: make(chan struct{})}, nil
 }
 
-// RegisterKind tells the plugins the kind a resource (or subresource) holds,
-// for webhook rules' matchPolicy Equivalent and policies' matching.
+// RegisterKind tells the plugins the kind a built-in resource (or
+// subresource) holds, for webhook rules' matchPolicy Equivalent and
+// policies' matching: every version of a group/resource is equivalent.
 func (p *Plugins) RegisterKind(gvr schema.GroupVersionResource, subresource string, gvk schema.GroupVersionKind) {
-	p.objects.mapper.RegisterKindFor(gvr, subresource, gvk)
+	p.objects.kinds.register(ResourceKind{Resource: gvr, Subresource: subresource, Kind: gvk})
+}
+
+// SetCustomResource replaces what the plugins know of the custom resource
+// gr (a CRD's group and plural): the kinds its served versions and their
+// subresources hold, and convert, the CRD's converter between its
+// versions, with which an object is sent to a webhook or policy matched
+// through another version, as kube-apiserver does. No kinds: it is no
+// longer served.
+func (p *Plugins) SetCustomResource(gr schema.GroupResource, kinds []ResourceKind, convert runtime.ObjectConvertor) {
+	p.objects.kinds.setCustom(gr, kinds, convert)
 }
 
 // Start wires the plugins to deps, starts their informers and waits for
