@@ -5,17 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -109,6 +115,7 @@ func runDashboard(ctx context.Context, o dashboardOptions) error {
 	dcfg.RESTConfig, dcfg.Logger, dcfg.LoginToken = cfg, log, o.webLoginToken
 	dcfg.Listen, dcfg.AcceptHosts, dcfg.URL = o.webListen, o.webAcceptHosts, srv.WebURL()
 	dcfg.LinkUser, dcfg.LinkGroups, dcfg.LinkFile = o.adminUser, o.adminGroups, o.linkFile
+	dcfg.Mode = clusterRuntime(ctx, cfg, log)
 	dash, err := web.New(dcfg)
 	if err != nil {
 		return err
@@ -122,6 +129,41 @@ func runDashboard(ctx context.Context, o dashboardOptions) error {
 		fmt.Printf("Note:       %s\n", note)
 	}
 	return g.Wait()
+}
+
+// clusterRuntime is what the header says the cluster's nodes run, read
+// from its Nodes at start: Glassplane's runtime label where a node has it,
+// else the runtime of the node's containerRuntimeVersion
+// ("containerd://2.1.0" is containerd); several are joined with "+", none
+// is "" (unknown).
+func clusterRuntime(ctx context.Context, cfg *rest.Config, log *slog.Logger) string {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		log.Info("the header cannot say the nodes' runtime", "err", err)
+		return ""
+	}
+	return nodeRuntimes(nodes.Items)
+}
+
+// nodeRuntimes is clusterRuntime's answer for nodes.
+func nodeRuntimes(nodes []corev1.Node) string {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		rt := n.Labels["node.glassplane.io/runtime"]
+		if rt == "" {
+			rt, _, _ = strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
+		}
+		if rt != "" {
+			seen[rt] = true
+		}
+	}
+	return strings.Join(slices.Sorted(maps.Keys(seen)), "+")
 }
 
 // dashboardSources is what a dashboard reads a cluster through.

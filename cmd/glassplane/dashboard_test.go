@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,31 @@ func TestDashboardRefusesBadFlags(t *testing.T) {
 				t.Errorf("runDashboard = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The header's runtime comes from the nodes: Glassplane's label, else the
+// scheme of containerRuntimeVersion; several are joined, none is unknown.
+func TestNodeRuntimes(t *testing.T) {
+	node := func(label, version string) corev1.Node {
+		n := corev1.Node{}
+		if label != "" {
+			n.Labels = map[string]string{"node.glassplane.io/runtime": label}
+		}
+		n.Status.NodeInfo.ContainerRuntimeVersion = version
+		return n
+	}
+	for _, tc := range []struct {
+		nodes []corev1.Node
+		want  string
+	}{
+		{nil, ""},
+		{[]corev1.Node{node("", "containerd://2.1.4"), node("", "containerd://2.1.4")}, "containerd"},
+		{[]corev1.Node{node("simulated", "glassplane-simulated://0.1"), node("containerd", "containerd://1.6.20")}, "containerd+simulated"},
+		{[]corev1.Node{node("", "cri-o://1.33.0"), node("", "")}, "cri-o"},
+	} {
+		if got := nodeRuntimes(tc.nodes); got != tc.want {
+			t.Errorf("nodeRuntimes(%v) = %q, want %q", tc.nodes, got, tc.want)
+		}
 	}
 }
