@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // TestDashboardRefusesBadFlags: `glassplane dashboard` says what is wrong
