@@ -73,6 +73,7 @@ func newNodeCommand() *cobra.Command {
 		insecureRegistries                                            []string
 		clusterDNS                                                    []string
 		clusterDomain, resolvConf                                     string
+		podCIDR                                                       string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -119,7 +120,15 @@ func newNodeCommand() *cobra.Command {
 				if containerdAddress == "" {
 					return fmt.Errorf("--containerd-address is required with --runtime containerd")
 				}
-				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods", InsecureRegistries: insecureRegistries})
+				// The pod network (CNI bridge), as glassplane up's node has.
+				network, err := runtime.NewNetwork(runtime.NetworkConfig{PodCIDR: podCIDR})
+				if err != nil {
+					slog.Warn("no pod network, pods share the host's network", "err", err)
+					nc.PodNetworkProblem = err.Error()
+				} else {
+					nc.PodCIDR = network.PodCIDR()
+				}
+				rt, err := runtime.NewContainerd(ctx, runtime.ContainerdConfig{Address: containerdAddress, StateDir: dataDir + "/pods", Network: network, InsecureRegistries: insecureRegistries})
 				if err != nil {
 					return err
 				}
@@ -133,7 +142,7 @@ func newNodeCommand() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if nc.Proxy, err = proxy.New(proxy.Config{NodeName: nodeName}, pclient); err != nil {
+					if nc.Proxy, err = proxy.New(proxy.Config{NodeName: nodeName, PodCIDR: nc.PodCIDR}, pclient); err != nil {
 						return err
 					}
 				}
@@ -153,6 +162,7 @@ func newNodeCommand() *cobra.Command {
 	f.StringVar(&runtimeName, "runtime", "simulated", "containerd or simulated")
 	f.StringVar(&proxyKubeconfig, "proxy-kubeconfig", "", "kubeconfig of the service proxy's identity (system:kube-proxy); with --runtime containerd the node runs the service proxy (nftables)")
 	f.StringVar(&containerdAddress, "containerd-address", "", "containerd socket for --runtime containerd")
+	f.StringVar(&podCIDR, "pod-cidr", runtime.DefaultPodCIDR, "with --runtime containerd, the node's pod subnet (CNI bridge gp0)")
 	addDataDirFlag(f, &dataDir, "where the node keeps pod logs and state")
 	f.DurationVar(&startDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.DurationVar(&completeAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit")
