@@ -57,7 +57,10 @@ func clusterAPIResources() []*resource {
 		},
 		{
 			GVK: certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"), Resource: "clustertrustbundles", Singular: "clustertrustbundle",
-			Verbs: verbsAll, StorageResource: "clustertrustbundles",
+			Verbs: verbsAll, StorageResource: "clustertrustbundles", Validate: validateClusterTrustBundle,
+			FieldLabels: func(obj runtime.Object) fields.Set {
+				return fields.Set{"spec.signerName": obj.(*certificatesv1.ClusterTrustBundle).Spec.SignerName}
+			},
 		},
 		{
 			GVK: storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"), Resource: "csistoragecapacities", Singular: "csistoragecapacity",
