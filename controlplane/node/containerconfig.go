@@ -242,7 +242,11 @@ type volumeFile struct {
 // runtime keeps no files (simulated) are skipped.
 func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod) error {
 	dirs, ok := a.cfg.Runtime.(podDirRuntime)
-	if !ok || w.volumes != nil {
+	if !ok {
+		return nil
+	}
+	if w.volumes != nil {
+		a.refreshVolumes(ctx, w, pod, dirs)
 		return nil
 	}
 	paths := map[string]string{}
@@ -289,14 +293,14 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 				return volumeError(v.Name, err)
 			}
 		default:
-			files, err := a.volumeFiles(ctx, w, pod, v)
+			files, err := a.volumeFiles(ctx, w, pod, v, "")
 			if err != nil {
 				return volumeError(v.Name, err)
 			}
 			if files == nil {
 				continue
 			}
-			if err := writeVolumeFiles(dir, files); err != nil {
+			if _, err := writeAtomic(dir, files); err != nil {
 				return volumeError(v.Name, err)
 			}
 		}
@@ -347,9 +351,50 @@ func writeVolumeFiles(dir string, files []volumeFile) error {
 	return nil
 }
 
+// refreshVolumes brings the pod's configMap, secret, downwardAPI and
+// projected volumes up to date on each full sync, as the kubelet's volume
+// manager remounts them: a changed ConfigMap, Secret, ClusterTrustBundle
+// or pod label shows in the container's files, atomically (writeAtomic);
+// an optional source that appears or goes adds or removes its files. A
+// source that cannot be read keeps the volume as it is. Service account
+// tokens are kept, not asked for again on every sync.
+func (a *Agent) refreshVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod, dirs podDirRuntime) {
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap == nil && v.Secret == nil && v.DownwardAPI == nil && v.Projected == nil {
+			continue
+		}
+		dir := filepath.Join(dirs.PodDir(string(pod.UID)), "volumes", v.Name)
+		if w.volumes[v.Name] != dir {
+			continue
+		}
+		files, err := a.volumeFiles(ctx, w, pod, v, dir)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Debug("volume not refreshed", "pod", pod.Namespace+"/"+pod.Name, "volume", v.Name, "err", err)
+			}
+			continue
+		}
+		if changed, err := writeAtomic(dir, files); err != nil {
+			a.log.Warn("failed to refresh a volume", "pod", pod.Namespace+"/"+pod.Name, "volume", v.Name, "err", err)
+		} else if changed {
+			a.log.Debug("volume refreshed", "pod", pod.Namespace+"/"+pod.Name, "volume", v.Name)
+		}
+	}
+}
+
 // volumeFiles lists the files of a configMap, secret, downwardAPI or
-// projected volume; nil for volume types it does not know.
-func (a *Agent) volumeFiles(ctx context.Context, w *podWorker, pod *corev1.Pod, v corev1.Volume) ([]volumeFile, error) {
+// projected volume (empty, not nil, when it has none); nil for volume
+// types it does not know. dir, when set, is the volume's directory being
+// refreshed: a service account token is read back from it, not asked for.
+func (a *Agent) volumeFiles(ctx context.Context, w *podWorker, pod *corev1.Pod, v corev1.Volume, dir string) ([]volumeFile, error) {
+	files, err := a.volumeFilesOf(ctx, w, pod, v, dir)
+	if err == nil && files == nil && (v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil) {
+		files = []volumeFile{}
+	}
+	return files, err
+}
+
+func (a *Agent) volumeFilesOf(ctx context.Context, w *podWorker, pod *corev1.Pod, v corev1.Volume, dir string) ([]volumeFile, error) {
 	mode := func(def *int32, item *int32) os.FileMode {
 		if item != nil {
 			return os.FileMode(*item)
@@ -377,6 +422,12 @@ func (a *Agent) volumeFiles(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 			case src.DownwardAPI != nil:
 				more, err = a.downwardFiles(w, pod, src.DownwardAPI.Items, def)
 			case src.ServiceAccountToken != nil:
+				if dir != "" {
+					if b, rerr := os.ReadFile(filepath.Join(dir, filepath.Clean("/"+src.ServiceAccountToken.Path))); rerr == nil {
+						more = []volumeFile{{path: src.ServiceAccountToken.Path, data: b, mode: def}}
+						break
+					}
+				}
 				more, err = a.tokenFile(ctx, pod, src.ServiceAccountToken, def)
 			case src.ClusterTrustBundle != nil:
 				more, err = a.trustBundleFile(ctx, src.ClusterTrustBundle, def)

@@ -67,7 +67,12 @@
 // and the node's from /proc, which the API server's metrics.k8s.io reads.
 // A simulated node publishes its synthetic usage (Config.SimulatedUsage) on
 // its Node for the API server instead.
-// emptyDir volumes of medium Memory are tmpfs mounts. This room touches
+// emptyDir volumes of medium Memory are tmpfs mounts. configMap, secret,
+// downwardAPI and projected volumes are laid out as the kubelet's
+// AtomicWriter does (a ..data link to a timestamped payload, swapped in
+// one step; atomicwriter.go) and brought up to date on each full sync
+// (every 10 s), so a changed ConfigMap, Secret or pod label shows in the
+// container's files. This room touches
 // the API through its client and containers through its runtime, nothing
 // else.
 package node
