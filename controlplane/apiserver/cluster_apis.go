@@ -92,9 +92,15 @@ func clusterAPIResources() []*resource {
 func csrApprovalSubresource() *subresource {
 	return &subresource{Name: "approval", Verbs: verbsStatus, view: &view{
 		get: identity,
+		// As upstream's csrApprovalStrategy: the approval changes the
+		// conditions and metadata (labels, annotations), never the spec or
+		// the rest of the status.
 		merge: func(_ *resource, cur, in runtime.Object) (runtime.Object, error) {
-			next := cur.DeepCopyObject().(*certificatesv1.CertificateSigningRequest)
-			next.Status.Conditions = in.(*certificatesv1.CertificateSigningRequest).Status.Conditions
+			prepareForStatusUpdate(cur, in)
+			next := in.(*certificatesv1.CertificateSigningRequest)
+			conditions := next.Status.Conditions
+			next.Status = *cur.(*certificatesv1.CertificateSigningRequest).Status.DeepCopy()
+			next.Status.Conditions = conditions
 			return next, nil
 		},
 	}}

@@ -66,7 +66,8 @@ func TestRuntimeClassAdmission(t *testing.T) {
 }
 
 // TestCertificateSigningRequestStrategy: the requester is recorded
-// whatever the body says, and approval changes only the conditions.
+// whatever the body says, and approval changes only the conditions and
+// the metadata, as upstream's approval strategy.
 func TestCertificateSigningRequestStrategy(t *testing.T) {
 	env := shared
 	ctx := ctxT(t)
@@ -87,12 +88,15 @@ func TestCertificateSigningRequestStrategy(t *testing.T) {
 	}
 	csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Test"}}
 	csr.Spec.SignerName = "example.com/other"
+	csr.Annotations = map[string]string{"approved-by": "test"}
+	csr.Status.Certificate = []byte("not through approval")
 	approved, err := csrs.UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(approved.Status.Conditions) != 1 || approved.Status.Conditions[0].Type != certificatesv1.CertificateApproved || approved.Spec.SignerName != "example.com/signer" {
-		t.Errorf("after approval: conditions %v, signer %q", approved.Status.Conditions, approved.Spec.SignerName)
+	if len(approved.Status.Conditions) != 1 || approved.Status.Conditions[0].Type != certificatesv1.CertificateApproved || approved.Spec.SignerName != "example.com/signer" ||
+		approved.Annotations["approved-by"] != "test" || len(approved.Status.Certificate) != 0 {
+		t.Errorf("after approval: conditions %v, signer %q, annotations %v, certificate %q", approved.Status.Conditions, approved.Spec.SignerName, approved.Annotations, approved.Status.Certificate)
 	}
 	for selector, want := range map[string]int{"spec.signerName=example.com/signer": 1, "spec.signerName=example.com/other": 0} {
 		list, err := csrs.List(ctx, metav1.ListOptions{FieldSelector: selector})
