@@ -57,6 +57,10 @@ func storageResources() []*resource {
 			Verbs: verbsAll, StorageResource: "csinodes",
 		},
 		{
+			GVK: sk("VolumeAttributesClass"), Resource: "volumeattributesclasses", Singular: "volumeattributesclass", ShortNames: []string{"vac"},
+			Verbs: verbsAll, StorageResource: "volumeattributesclasses", Validate: validateVolumeAttributesClass,
+		},
+		{
 			GVK: sk("VolumeAttachment"), Resource: "volumeattachments", Singular: "volumeattachment",
 			Verbs: verbsAll, StorageResource: "volumeattachments", HasStatus: true,
 			Subresources: []*subresource{statusSubresource()},
