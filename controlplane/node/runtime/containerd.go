@@ -487,9 +487,11 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		}
 	}()
 	creator := cio.NewCreator(cio.WithStreams(nil, logFile.stream(logStreamStdout), logFile.stream(logStreamStderr)), cio.WithFIFODir(c.fifoDir()))
-	if _, err := ctr.NewTask(ctx, creator); err != nil {
+	task, err := ctr.NewTask(ctx, creator)
+	if err != nil {
 		return "", fmt.Errorf("failed to create task for container %q: %w", spec.Name, err)
 	}
+	logFile.setIO(task.IO())
 	return id, nil
 }
 
@@ -579,6 +581,21 @@ func (c *Containerd) openLog(podUID, container string, attempt int) (*criLogFile
 		return nil, fmt.Errorf("failed to open log %q: %w", path, err)
 	}
 	return &criLogFile{f: f}, nil
+}
+
+// logDrainWait is how long the first status of an exited container waits
+// for its output to be copied to its log.
+const logDrainWait = time.Second
+
+// drainLog finishes the log of an exited container this Containerd copies
+// the output of (criLogFile.drain).
+func (c *Containerd) drainLog(id string) {
+	c.mu.Lock()
+	f, _ := c.files[id].(*criLogFile)
+	c.mu.Unlock()
+	if f != nil {
+		f.drain(logDrainWait)
+	}
 }
 
 func (c *Containerd) closeFiles(id string) {
@@ -873,6 +890,7 @@ func (c *Containerd) containerStatus(ctx context.Context, ctr client.Container, 
 		if p.GetExitedAt() != nil {
 			st.FinishedAt = p.GetExitedAt().AsTime()
 		}
+		c.drainLog(ctr.ID())
 		st.Message = readTerminationMessage(c.terminationMessagePath(st.PodUID, st.Name, st.Attempt))
 		if st.Message == "" && st.ExitCode != 0 && l[LabelMessageFromLogs] == "true" {
 			st.Message = c.logTail(ctx, st)

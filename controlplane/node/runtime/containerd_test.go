@@ -586,6 +586,8 @@ func TestContainerdTerminationMessage(t *testing.T) {
 		{"logs on failure", "/dev/termination-log", true, "for i in $(seq 1 100); do echo line-$i; done; exit 1", tailLines(21, 100)},
 		{"logs bounded to 2048 bytes", "/dev/termination-log", true, "echo " + long + "; exit 1", strings.Repeat("x", 2047) + "\n"},
 		{"no logs on success", "/dev/termination-log", true, "echo fine", ""},
+		// The conformance spec's: output without a newline is a line.
+		{"logs without a newline", "/dev/termination-log", true, "echo -n DONE; false", "DONE"},
 		{"no file", "", false, "echo none", ""},
 		// A message file at /etc/hosts takes the place of the pod's.
 		{"file at /etc/hosts", "/etc/hosts", false, "printf mine > /etc/hosts", "mine"},

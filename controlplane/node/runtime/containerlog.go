@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,8 +30,45 @@ const (
 
 // criLogFile is one container's log file shared by its two streams.
 type criLogFile struct {
-	mu sync.Mutex // guards writes to f
+	mu sync.Mutex // guards writes to f, and the fields below
 	f  *os.File
+	// streams are the writers stream handed out, whose unfinished lines
+	// drain writes.
+	streams []*criStreamWriter
+	// io is the task's, once known: its Wait returns when the output has
+	// been copied.
+	io      interface{ Wait() }
+	drained bool
+}
+
+// setIO records the task's IO, which drain waits for.
+func (l *criLogFile) setIO(io interface{ Wait() }) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.io = io
+}
+
+// drain is for a container that exited: it waits (at most wait, once) for
+// its output to be copied, then logs what is left of a line without a
+// newline, as containerd's CRI logs the end of a container's output
+// ("echo -n DONE" logs DONE, and kubectl logs shows DONE).
+func (l *criLogFile) drain(wait time.Duration) {
+	l.mu.Lock()
+	taskIO, first := l.io, !l.drained
+	l.drained = true
+	streams := slices.Clone(l.streams)
+	l.mu.Unlock()
+	if taskIO != nil && first {
+		done := make(chan struct{})
+		go func() { taskIO.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(wait):
+		}
+	}
+	for _, w := range streams {
+		w.flush()
+	}
 }
 
 func (l *criLogFile) writeEntry(stream, tag string, line []byte) error {
@@ -50,19 +88,49 @@ func (l *criLogFile) writeEntry(stream, tag string, line []byte) error {
 	return err
 }
 
-func (l *criLogFile) Close() error { return l.f.Close() }
+// Close logs the streams' unfinished lines and closes the file.
+func (l *criLogFile) Close() error {
+	l.mu.Lock()
+	streams := slices.Clone(l.streams)
+	l.mu.Unlock()
+	for _, w := range streams {
+		w.flush()
+	}
+	return l.f.Close()
+}
 
 // stream returns a writer for one of the container's streams.
-func (l *criLogFile) stream(name string) io.Writer { return &criStreamWriter{file: l, stream: name} }
+func (l *criLogFile) stream(name string) io.Writer {
+	w := &criStreamWriter{file: l, stream: name}
+	l.mu.Lock()
+	l.streams = append(l.streams, w)
+	l.mu.Unlock()
+	return w
+}
 
 // criStreamWriter turns one stream's output into log entries.
 type criStreamWriter struct {
 	file    *criLogFile
 	stream  string
+	mu      sync.Mutex // guards partial
 	partial []byte
 }
 
+// flush logs the unfinished line, if any, as a partial ("P") entry, as
+// containerd's CRI logs output that ends without a newline: readers show
+// it without one.
+func (w *criStreamWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.file.writeEntry(w.stream, "P", w.partial)
+		w.partial = w.partial[:0]
+	}
+}
+
 func (w *criStreamWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')

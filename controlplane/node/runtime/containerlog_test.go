@@ -69,3 +69,49 @@ func TestContainerLogWriteAndRead(t *testing.T) {
 		}
 	})
 }
+
+// Output that ends without a newline is logged once the container's
+// output is drained (or its log closed), as a partial entry that readers
+// show without a newline, as containerd's CRI logs it: the conformance
+// spec's "echo -n DONE; false" has the termination message DONE.
+func TestContainerLogDrainsAnUnfinishedLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := &criLogFile{f: f}
+	done := make(chan struct{})
+	lf.setIO(waiter(done))
+	out := lf.stream(logStreamStdout)
+	out.Write([]byte("first\nDO"))
+	go func() {
+		out.Write([]byte("NE"))
+		close(done)
+	}()
+	lf.drain(time.Minute)
+	read := func(opts LogOptions) string {
+		var b bytes.Buffer
+		if err := ReadContainerLog(context.Background(), path, opts, &b, nil); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if got := read(LogOptions{TailLines: -1}); got != "first\nDONE" {
+		t.Errorf("log %q, want \"first\\nDONE\"", got)
+	}
+	if got := read(LogOptions{TailLines: 1}); got != "DONE" {
+		t.Errorf("last line %q, want DONE", got)
+	}
+	lf.drain(time.Minute) // again: nothing more
+	out.Write([]byte("late"))
+	lf.Close()
+	if got := read(LogOptions{TailLines: -1}); got != "first\nDONElate" {
+		t.Errorf("after close %q", got)
+	}
+}
+
+// waiter is a task IO whose output is copied once done closes.
+type waiter chan struct{}
+
+func (w waiter) Wait() { <-w }
