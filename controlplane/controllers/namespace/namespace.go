@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -100,6 +101,24 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if err != nil {
 		c.setCondition(ctx, ns, v1.NamespaceDeletionDiscoveryFailure, "DiscoveryFailed", fmt.Sprintf("Discovery failed for some groups: %v", err))
 		return err
+	}
+	// Pods go first, as upstream's ordered namespace deletion does: while
+	// any remains (a finalizer holds it, or it is still terminating),
+	// nothing else is deleted, so what a pod uses (its Secrets,
+	// ConfigMaps, ServiceAccount, claims) outlives it.
+	podsGVR := v1.SchemeGroupVersion.WithResource("pods")
+	if slices.Contains(resources, podsGVR) {
+		n, err := c.deleteAll(ctx, name, podsGVR)
+		if err == nil && n > 0 {
+			err = fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %v", name, podsGVR)
+		}
+		if err != nil {
+			c.setCondition(ctx, ns, v1.NamespaceContentRemaining, "SomeResourcesRemain", fmt.Sprintf("Some resources are remaining: pods has %d resource instances", n))
+			c.setCondition(ctx, ns, v1.NamespaceDeletionContentFailure, "ContentDeletionFailed", "Failed to delete all resource types, 1 errors occurred: "+err.Error())
+			c.log.Debug("namespace waits for its pods", "namespace", name, "pods", n)
+			c.queue.AddAfter(name, RecheckInterval)
+			return nil
+		}
 	}
 	remaining := map[string]int{}
 	var failures []string
