@@ -68,8 +68,11 @@ data: {password: czNjcjN0, token: YWJj}
 		{name: "configMap volume", cmd: "cat /etc/cfg/size", want: "large"},
 		{name: "subPath file", cmd: "cat /etc/app.conf", want: "listen 80"},
 		{name: "secret volume", cmd: "cat /etc/sec/password", want: "s3cr3t"},
-		{name: "secret file mode", cmd: "ls -l /etc/sec/token | cut -c1-10", want: "-r--------"},
-		{name: "configMap file mode", cmd: "ls -l /etc/cfg/color | cut -c1-10", want: "-rw-r--r--"},
+		// The files are links into ..data, as the kubelet lays them out:
+		// the modes are the files' (-L).
+		{name: "secret file mode", cmd: "ls -lL /etc/sec/token | cut -c1-10", want: "-r--------"},
+		{name: "configMap file mode", cmd: "ls -lL /etc/cfg/color | cut -c1-10", want: "-rw-r--r--"},
+		{name: "configMap laid out as the kubelet's", cmd: "readlink /etc/cfg/color; readlink /etc/cfg/..data | cut -c1-4", want: "..data/color\n..20"},
 		{name: "configMap volume is read-only", cmd: "(echo x > /etc/cfg/new) 2>/dev/null && echo writable || echo read-only", want: "read-only"},
 		{name: "downwardAPI labels", cmd: "cat /etc/info/labels", want: `tier="web"`},
 		{name: "emptyDir is writable", cmd: "echo ok > /scratch/f && cat /scratch/f", want: "ok"},
