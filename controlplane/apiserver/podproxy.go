@@ -163,6 +163,9 @@ func podContainer(pod *corev1.Pod, name string) (string, error) {
 	for _, c := range pod.Spec.Containers {
 		all = append(all, c.Name)
 	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		all = append(all, c.Name)
+	}
 	if name == "" {
 		if len(pod.Spec.Containers) == 1 {
 			return pod.Spec.Containers[0].Name, nil

@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
@@ -311,4 +315,80 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 		}
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, c)
+}
+
+// ephemeralContainersSubresource is pods/ephemeralcontainers, the way
+// ephemeral containers are added to a running pod (kubectl debug), as
+// upstream's EphemeralContainersREST: it reads the whole pod and writes
+// only spec.ephemeralContainers, which may only grow.
+func ephemeralContainersSubresource() *subresource {
+	return &subresource{Name: "ephemeralcontainers", Verbs: verbsStatus, view: &view{
+		get: identity,
+		merge: func(_ *resource, cur, in runtime.Object) (runtime.Object, error) {
+			old := cur.(*corev1.Pod)
+			next := old.DeepCopy()
+			next.Spec.EphemeralContainers = in.(*corev1.Pod).Spec.EphemeralContainers
+			if errs := validateEphemeralContainersUpdate(next, old); len(errs) > 0 {
+				return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), old.Name, errs)
+			}
+			return next, nil
+		},
+	}}
+}
+
+// validateEphemeralContainersUpdate is upstream's check of an ephemeral
+// containers update: existing ones may be neither changed nor removed, and
+// a new one has a unique DNS-label name, an image, none of the fields an
+// ephemeral container may not have, and a target among the pod's
+// containers.
+func validateEphemeralContainersUpdate(pod, old *corev1.Pod) field.ErrorList {
+	fld := field.NewPath("spec", "ephemeralContainers")
+	var errs field.ErrorList
+	kept := map[string]bool{}
+	for _, prev := range old.Spec.EphemeralContainers {
+		i := slices.IndexFunc(pod.Spec.EphemeralContainers, func(c corev1.EphemeralContainer) bool { return c.Name == prev.Name })
+		switch {
+		case i < 0:
+			errs = append(errs, field.Forbidden(fld, fmt.Sprintf("existing ephemeral containers %q may not be removed", prev.Name)))
+		case !apiequality.Semantic.DeepEqual(pod.Spec.EphemeralContainers[i], prev):
+			errs = append(errs, field.Forbidden(fld.Index(i), fmt.Sprintf("existing ephemeral containers %q may not be changed", prev.Name)))
+		}
+		kept[prev.Name] = true
+	}
+	names := map[string]bool{}
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		names[c.Name] = true
+	}
+	for i, ec := range pod.Spec.EphemeralContainers {
+		p := fld.Index(i)
+		if kept[ec.Name] {
+			names[ec.Name] = true
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Label(ec.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), ec.Name, msg))
+		}
+		if names[ec.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), ec.Name))
+		}
+		names[ec.Name] = true
+		if ec.Image == "" {
+			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+		for name, set := range map[string]bool{
+			"ports": len(ec.Ports) > 0, "livenessProbe": ec.LivenessProbe != nil, "readinessProbe": ec.ReadinessProbe != nil,
+			"startupProbe": ec.StartupProbe != nil, "lifecycle": ec.Lifecycle != nil, "resizePolicy": len(ec.ResizePolicy) > 0,
+			"restartPolicy": ec.RestartPolicy != nil,
+			"resources":     len(ec.Resources.Limits) > 0 || len(ec.Resources.Requests) > 0 || len(ec.Resources.Claims) > 0,
+		} {
+			if set {
+				errs = append(errs, field.Forbidden(p.Child(name), "cannot be set for an Ephemeral Container"))
+			}
+		}
+		if t := ec.TargetContainerName; t != "" && !slices.ContainsFunc(slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers), func(c corev1.Container) bool { return c.Name == t }) {
+			errs = append(errs, field.NotFound(p.Child("targetContainerName"), t))
+		}
+	}
+	slices.SortFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
 }

@@ -137,6 +137,12 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
+	st.EphemeralContainerStatuses = nil
+	for _, ec := range pod.Spec.EphemeralContainers {
+		cs := containerStatus(w, corev1.Container(ec.EphemeralContainerCommon), byName[ec.Name], scheme, defaultWaiting)
+		cs.Ready = false
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, cs)
+	}
 	st.Phase = podPhase(pod.Spec.RestartPolicy, phaseInit, st.ContainerStatuses, terminating)
 
 	ready := corev1.ConditionTrue

@@ -320,6 +320,13 @@ func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 		for _, c := range pod.Spec.Containers {
 			acted = a.syncContainer(ctx, w, pod, spec, c, byName[c.Name]) || acted
 		}
+		// An ephemeral container (kubectl debug) is started once, beside
+		// the app containers, and never restarted, as the kubelet runs it.
+		for _, ec := range pod.Spec.EphemeralContainers {
+			if c := corev1.Container(ec.EphemeralContainerCommon); len(byName[c.Name]) == 0 {
+				acted = a.syncContainer(ctx, w, pod, spec, c, nil) || acted
+			}
+		}
 	}
 	if ctx.Err() != nil {
 		return

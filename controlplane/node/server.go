@@ -141,6 +141,9 @@ func (a *Agent) findContainer(ctx context.Context, namespace, podName, container
 	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
 		known = known || c.Name == container
 	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		known = known || c.Name == container
+	}
 	if !known {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", container, podName))
 	}
