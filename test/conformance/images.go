@@ -91,6 +91,12 @@ var images = []image{
 		entrypoint: []string{"/agnhost"}, cmd: []string{"test-webserver"},
 	},
 	{
+		id: imageutils.GlibcDnsTesting, name: "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1",
+		from:  "Debian's (bookworm, as upstream's base) dig, nslookup and host (bind9-dnsutils) and glibc's getent with their shared libraries and an nsswitch.conf of files then dns, busybox-static applets: the DNS specs' glibc querier resolves with getent and dig",
+		build: (*builder).glibcDNSTesting,
+		cmd:   []string{"sh"},
+	},
+	{
 		id: imageutils.NonRoot, name: "registry.k8s.io/e2e-test-images/nonroot:1.5",
 		from:  "the busybox image with USER 1234",
 		build: func(b *builder, fs *rootfs) error { return nil },
@@ -155,6 +161,18 @@ func (b *builder) agnhost(fs *rootfs) error {
 	}
 	// The upstream image's nc is Alpine's netcat-openbsd.
 	fs.symlink("usr/bin/nc", "nc.openbsd")
+	return nil
+}
+
+// glibcDNSTesting is the glibc querier of the DNS specs: glibc's own
+// resolver (getent, through NSS) beside dig.
+func (b *builder) glibcDNSTesting(fs *rootfs) error {
+	for _, p := range []string{"/usr/bin/dig", "/usr/bin/nslookup", "/usr/bin/host", "/usr/bin/getent"} {
+		if err := fs.hostBinary(p); err != nil {
+			return err
+		}
+	}
+	fs.file("etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\n"))
 	return nil
 }
 
