@@ -4,7 +4,8 @@
 // endpointslice-controller.k8s.io, owned by the Service) listing the
 // selected pods with their ready, serving and terminating conditions, at
 // most MaxEndpointsPerSlice per slice, one set of slices per distinct
-// port mapping. It reads Services, pods and EndpointSlices through
+// port mapping, and one placeholder slice without endpoints or ports for a
+// Service with none, as upstream's reconciler. It reads Services, pods and EndpointSlices through
 // informers and writes EndpointSlices through the API. It remembers the
 // generation of every slice it wrote (tracker.go, upstream's
 // EndpointSliceTracker) and retries a sync later while its informer cache

@@ -305,6 +305,12 @@ func desired(svc *v1.Service, pods []*v1.Pod) []desiredSlice {
 		g.endpoints = append(g.endpoints, endpointFor(pod, svc))
 	}
 	sort.Strings(keys)
+	if len(keys) == 0 {
+		// No endpoints: one placeholder slice, without endpoints or
+		// ports, as upstream's reconciler keeps, so a Service always has
+		// a slice to watch.
+		return []desiredSlice{{portsKey: portsKey(nil), ports: []discoveryv1.EndpointPort{}, endpoints: []discoveryv1.Endpoint{}}}
+	}
 	var out []desiredSlice
 	for _, k := range keys {
 		g := groups[k]

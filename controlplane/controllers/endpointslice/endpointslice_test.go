@@ -176,3 +176,30 @@ func TestTrackerDeletion(t *testing.T) {
 		t.Fatal("a forgotten Service's slice is still expected")
 	}
 }
+
+// TestPlaceholderSlice: a Service whose selector matches no ready pod has
+// one slice with no endpoints and no ports, as upstream's reconciler keeps
+// (conformance: "a Service with a selector that matches no pods"); the
+// first endpoint replaces it.
+func TestPlaceholderSlice(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.add(t, webService())
+	if err := h.c.sync(ctx, "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	slices := h.stored(t)
+	if len(slices) != 1 || slices[0].Endpoints == nil || len(slices[0].Endpoints) != 0 || len(slices[0].Ports) != 0 ||
+		slices[0].Labels[discoveryv1.LabelServiceName] != "web" {
+		t.Fatalf("slices of a Service without endpoints: %+v", slices)
+	}
+	h.add(t, &slices[0], readyPod("a", "10.88.0.5"))
+	if err := h.c.sync(ctx, "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range h.stored(t) {
+		if len(s.Endpoints) == 0 {
+			t.Errorf("the placeholder %s stayed beside the endpoint's slice", s.Name)
+		}
+	}
+}
