@@ -3,8 +3,9 @@
 # containerd and runc (real containers), busybox-static (the offline demo image),
 # CNI plugins, nftables (the service proxy, through knftables), etcd (external-etcd test; etcdctl also for `make up`), docker-registry (image pull test), chromium and a Korean font (browser
 # tests and screenshots of the Korean narration), python3-kubernetes (the official
-# Python client's e2e test), nginx-light, bind9-dnsutils and netcat-openbsd (the
-# conformance images' nginx, dig and nc, test/conformance).
+# Python client's e2e test), nginx-light, bind9-dnsutils, netcat-openbsd and
+# bash-static (the conformance images' nginx, dig, nc and /bin/sh,
+# test/conformance).
 # It is idempotent: packages already present are not reinstalled.
 #
 # Usage: install-deps.sh [runtime|test]
@@ -16,7 +17,7 @@ profile="${1:-test}"
 pkgs=(containerd runc busybox-static containernetworking-plugins iproute2 nftables ca-certificates)
 case "$profile" in
 runtime) pkgs+=(etcd-client) ;;
-test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum python3-kubernetes nginx-light bind9-dnsutils netcat-openbsd) ;;
+test) pkgs+=(etcd-server etcd-client docker-registry chromium fonts-nanum python3-kubernetes nginx-light bind9-dnsutils netcat-openbsd bash-static) ;;
 *) echo "install-deps: unknown profile $profile (want runtime or test)" >&2; exit 2 ;;
 esac
 missing=()

@@ -56,7 +56,7 @@ var images = []image{
 	},
 	{
 		id: imageutils.BusyBox, name: "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
-		from:  "the host's busybox-static (Debian's busybox 1.35) with every applet linked into /bin",
+		from:  "the host's busybox-static (Debian's busybox 1.35) with every applet linked into /bin, and Debian's bash-static as /bin/sh (as every image here has: Debian's busybox sh prefers its applets to PATH and drops environment variables whose names are not shell names, which the upstream images' shells do not)",
 		build: func(b *builder, fs *rootfs) error { return nil },
 		cmd:   []string{"sh"},
 	},
@@ -311,8 +311,11 @@ func (fs *rootfs) hostBinary(p string) error {
 	return nil
 }
 
-// busyboxBase adds the host's static busybox with its applets in /bin, and
-// the directories every image has.
+// bashStatic is Debian's bash-static, every image's /bin/sh.
+const bashStatic = "/bin/bash-static"
+
+// busyboxBase adds the host's static busybox with its applets in /bin, its
+// /bin/sh (bashStatic), and the directories every image has.
 func (fs *rootfs) busyboxBase(busybox string) error {
 	bb, err := os.ReadFile(busybox)
 	if err != nil {
@@ -328,6 +331,20 @@ func (fs *rootfs) busyboxBase(busybox string) error {
 			fs.symlink("bin/"+applet, "busybox")
 		}
 	}
+	// /bin/sh is Debian's bash-static, not busybox's ash: Debian builds
+	// busybox-static with FEATURE_SH_STANDALONE, so its sh runs its own
+	// applets before anything on PATH (the specs' "nc -v -t" got
+	// busybox's nc, not the image's OpenBSD nc), and busybox 1.35's ash
+	// drops environment variables whose names are not shell names
+	// ("sh -c env" did not print data-1=value-1). The upstream images'
+	// shells (Alpine's and busybox 1.37's ash) do neither; bash, as sh,
+	// does neither either.
+	bash, err := os.ReadFile(bashStatic)
+	if err != nil {
+		return fmt.Errorf("failed to read %q (installed by scripts/install-deps.sh test): %w", bashStatic, err)
+	}
+	fs.file("bin/bash", 0o755, bash)
+	fs.symlink("bin/sh", "bash")
 	fs.dir("tmp", 0o1777)
 	for _, d := range []string{"root", "etc", "proc", "sys", "dev", "var", "usr/bin", "usr/sbin"} {
 		fs.dir(d, 0o755)
