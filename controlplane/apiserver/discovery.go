@@ -28,6 +28,8 @@ func (q *request) serveNonResource() {
 	switch {
 	case path == "/version":
 		q.writeJSON(http.StatusOK, versionInfo())
+	case path == oidcConfigPath || path == oidcJWKSPath:
+		q.serveOIDC(path)
 	case path == "/api":
 		if wantsAggregated(q.r.Header.Get("Accept")) {
 			q.writeAggregated(q.s.aggregated(true))

@@ -289,7 +289,8 @@ func containsGV(list []schema.GroupVersion, gv schema.GroupVersion) bool {
 // Register mounts every API route on e.
 func (s *Server) Register(e *echo.Echo) {
 	h := echo.WrapHandler(s)
-	for _, path := range []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/openapi/v2", "/openapi/v3", "/openapi/v3/*"} {
+	for _, path := range []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/openapi/v2", "/openapi/v3", "/openapi/v3/*",
+		oidcConfigPath, oidcConfigPath + "/", oidcJWKSPath, oidcJWKSPath + "/"} {
 		e.Any(path, h)
 	}
 	if s.cfg.Profiling {

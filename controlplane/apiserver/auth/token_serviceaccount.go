@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -217,4 +218,38 @@ func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 		Groups:        []string{GroupServiceAccounts, GroupServiceAccounts + ":" + k.Namespace, GroupAuthenticated},
 		Authenticator: "serviceaccount-token",
 	}, nil
+}
+
+// Issuer is the iss claim of the tokens.
+func (t *ServiceAccountTokens) Issuer() string { return t.issuer }
+
+// JWKS is the tokens' verification key as a JSON Web Key Set, as
+// kube-apiserver serves it at /openid/v1/jwks: the P-256 public key with
+// its kid, for ES256 signatures.
+func (t *ServiceAccountTokens) JWKS() ([]byte, error) {
+	pub := t.key.PublicKey
+	ecdh, err := pub.ECDH()
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the service account public key: %w", err)
+	}
+	// The uncompressed point: 0x04, X, Y (32 bytes each on P-256).
+	raw := ecdh.Bytes()
+	if len(raw) != 65 || raw[0] != 4 {
+		return nil, fmt.Errorf("the service account public key is not an uncompressed P-256 point")
+	}
+	type jwk struct {
+		Use string `json:"use"`
+		Kty string `json:"kty"`
+		Kid string `json:"kid"`
+		Crv string `json:"crv"`
+		Alg string `json:"alg"`
+		X   string `json:"x"`
+		Y   string `json:"y"`
+	}
+	return json.Marshal(struct {
+		Keys []jwk `json:"keys"`
+	}{Keys: []jwk{{
+		Use: "sig", Kty: "EC", Kid: t.keyID, Crv: "P-256", Alg: "ES256",
+		X: base64.RawURLEncoding.EncodeToString(raw[1:33]), Y: base64.RawURLEncoding.EncodeToString(raw[33:]),
+	}}})
 }
