@@ -188,6 +188,9 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		{ObjectMeta: meta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{
 			urls(v("get"), "/healthz", "/livez", "/readyz", "/version", "/version/"),
 		}},
+		{ObjectMeta: meta("system:service-account-issuer-discovery"), Rules: []rbacv1.PolicyRule{
+			urls(v("get"), "/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"),
+		}},
 		{ObjectMeta: meta("system:node"), Rules: NodeRules()},
 		{ObjectMeta: meta("system:node-proxier"), Rules: []rbacv1.PolicyRule{
 			rule(v("list", "watch"), g(legacyGroup), "services", "endpoints"),
@@ -452,6 +455,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:discovery", group("system:authenticated")),
 		bind("system:basic-user", group("system:authenticated")),
 		bind("system:public-info-viewer", group("system:authenticated"), group(GroupUnauthenticated)),
+		bind("system:service-account-issuer-discovery", group("system:serviceaccounts")),
 		bind("system:node"),
 		bind("system:node-proxier", user(UserKubeProxy)),
 		bind("system:kube-scheduler", user(UserKubeScheduler)),
