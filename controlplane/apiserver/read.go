@@ -156,11 +156,17 @@ func decodeContinue(token string) (*continueToken, error) {
 	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, fmt.Errorf("continue key is not valid: %v", err)
 	}
-	if t.APIVersion != "meta.k8s.io/v1" || t.ResourceVersion <= 0 || strings.Contains(t.StartKey, "..") || strings.HasPrefix(t.StartKey, "/") {
+	// A resourceVersion of -1 is the inconsistent continuation a 410
+	// hands out: from the start key at the newest revision, as upstream's.
+	if t.APIVersion != "meta.k8s.io/v1" || (t.ResourceVersion <= 0 && t.ResourceVersion != inconsistentRevision) || strings.Contains(t.StartKey, "..") || strings.HasPrefix(t.StartKey, "/") {
 		return nil, errors.New("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
 	return &t, nil
 }
+
+// inconsistentRevision is the resourceVersion of an inconsistent continue
+// token: continue at the newest revision.
+const inconsistentRevision = -1
 
 const continueExpired = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 
@@ -193,7 +199,7 @@ func (q *request) listParams(prefix string) (*listParams, error) {
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		p.revision, p.startKey, p.continued = t.ResourceVersion, prefix+t.StartKey, true
+		p.revision, p.startKey, p.continued = max(t.ResourceVersion, 0), prefix+t.StartKey, true
 		return p, nil
 	}
 	n, err := parseResourceVersion(rv)
@@ -257,7 +263,11 @@ func (q *request) listObjects(sel *selection, p *listParams) ([]runtime.Object, 
 		page, err := q.s.store.List(q.ctx, prefix, storage.ListOptions{Revision: rev, Limit: p.limit, StartKey: start})
 		if errors.Is(err, storage.ErrCompacted) {
 			if p.continued {
-				return nil, 0, "", nil, apierrors.NewResourceExpired(continueExpired)
+				// The 410 carries a token that continues from the same
+				// key at the newest revision, as kube-apiserver's.
+				gone := apierrors.NewResourceExpired(continueExpired)
+				gone.ErrStatus.ListMeta.Continue = encodeContinue(inconsistentRevision, strings.TrimPrefix(start, prefix))
+				return nil, 0, "", nil, gone
 			}
 			return nil, 0, "", nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rev, q.s.compactRevision(q.ctx, rev)))
 		}

@@ -484,24 +484,46 @@ func (s *Store) watchFromEtcd(ctx context.Context, prefix string, fromRevision i
 	return out, nil
 }
 
+// compactLoop keeps at least CompactionInterval of history, as
+// kube-apiserver's compactor does, and no more than a step beyond it: every
+// step (a tenth of the interval) it notes the revision, and compacts to
+// the newest revision noted at least an interval ago. kube-apiserver
+// compacts once an interval to the revision of the interval before, so a
+// revision can live for up to two intervals there; here it goes within
+// one interval and a step (a list's continue token expires as the
+// conformance spec that waits two intervals for it expects, whenever the
+// spec starts).
 func (s *Store) compactLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.CompactionInterval)
+	step := max(s.cfg.CompactionInterval/10, time.Second)
+	t := time.NewTicker(step)
 	defer t.Stop()
-	var last int64
+	type mark struct {
+		at  time.Time
+		rev int64
+	}
+	var marks []mark
+	var compacted int64
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-		}
-		if last > 0 {
-			if err := s.Compact(ctx, last); err != nil {
-				s.log.Warn("compaction failed", "revision", last, "err", err)
-			} else {
-				s.log.Debug("compacted etcd", "revision", last)
+		case now := <-t.C:
+			marks = append(marks, mark{now, s.Revision()})
+			target := int64(0)
+			for len(marks) > 0 && now.Sub(marks[0].at) >= s.cfg.CompactionInterval {
+				target = marks[0].rev
+				marks = marks[1:]
 			}
+			if target <= compacted {
+				continue
+			}
+			if err := s.Compact(ctx, target); err != nil {
+				s.log.Warn("compaction failed", "revision", target, "err", err)
+				continue
+			}
+			compacted = target
+			s.log.Debug("compacted etcd", "revision", target)
 		}
-		last = s.Revision()
 	}
 }
 
