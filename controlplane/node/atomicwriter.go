@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,8 +25,14 @@ import (
 const atomicDataLink = "..data"
 
 // writeAtomic makes dir hold exactly files, as above; it writes nothing
-// and reports false when dir already holds them.
-func writeAtomic(dir string, files []volumeFile) (bool, error) {
+// and reports false when dir already holds them. With fsGroup, as the
+// kubelet's AtomicWriter with its volumes' setPerms, the files' modes get
+// the group's read bits and, before the new payload is swapped in, the
+// volume's directory and all in it the group (setVolumeOwnership).
+func writeAtomic(dir string, files []volumeFile, fsGroup *int64) (bool, error) {
+	if fsGroup != nil {
+		files = readableByGroup(files)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
@@ -42,6 +49,12 @@ func writeAtomic(dir string, files []volumeFile) (bool, error) {
 	if err := writeVolumeFiles(payload, files); err != nil {
 		os.RemoveAll(payload)
 		return false, err
+	}
+	if fsGroup != nil {
+		if err := setVolumeOwnership(dir, *fsGroup, true); err != nil {
+			os.RemoveAll(payload)
+			return false, fmt.Errorf("failed to give the volume group %d: %w", *fsGroup, err)
+		}
 	}
 	link := filepath.Join(dir, atomicDataLink)
 	old, _ := os.Readlink(link)

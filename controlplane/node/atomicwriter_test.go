@@ -71,7 +71,7 @@ func walkInto(t *testing.T, p, rel string, files *[]string) error {
 func TestWriteAtomic(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cfg")
 	v1 := []volumeFile{{path: "a", data: []byte("1"), mode: 0o644}, {path: "sub/b", data: []byte("2"), mode: 0o600}}
-	changed, err := writeAtomic(dir, v1)
+	changed, err := writeAtomic(dir, v1, nil)
 	if err != nil || !changed {
 		t.Fatalf("first write: %v %v", changed, err)
 	}
@@ -85,14 +85,14 @@ func TestWriteAtomic(t *testing.T) {
 	if info, err := os.Stat(filepath.Join(dir, "sub", "b")); err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("sub/b mode: %v %v", info, err)
 	}
-	if changed, err := writeAtomic(dir, v1); err != nil || changed {
+	if changed, err := writeAtomic(dir, v1, nil); err != nil || changed {
 		t.Errorf("the same files again: changed %v, %v", changed, err)
 	}
 	first := payloads[0]
 
 	v2 := []volumeFile{{path: "a", data: []byte("one")}, {path: "c", data: []byte("3")}}
 	v2[0].mode, v2[1].mode = 0o644, 0o644
-	if changed, err := writeAtomic(dir, v2); err != nil || !changed {
+	if changed, err := writeAtomic(dir, v2, nil); err != nil || !changed {
 		t.Fatalf("second write: %v %v", changed, err)
 	}
 	files, payloads = readVolume(t, dir)
@@ -102,7 +102,7 @@ func TestWriteAtomic(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "sub")); !os.IsNotExist(err) {
 		t.Errorf("sub, gone from the volume, is still there: %v", err)
 	}
-	if changed, err := writeAtomic(dir, []volumeFile{{path: "a", data: []byte("one"), mode: 0o400}, {path: "c", data: []byte("3"), mode: 0o644}}); err != nil || !changed {
+	if changed, err := writeAtomic(dir, []volumeFile{{path: "a", data: []byte("one"), mode: 0o400}, {path: "c", data: []byte("3"), mode: 0o644}}, nil); err != nil || !changed {
 		t.Errorf("a mode change: changed %v, %v", changed, err)
 	}
 
@@ -113,7 +113,7 @@ func TestWriteAtomic(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(plain, "a"), []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeAtomic(plain, v2); err != nil {
+	if _, err := writeAtomic(plain, v2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if files, _ := readVolume(t, plain); !slices.Equal(files, []string{"a=one", "c=3"}) {
@@ -121,10 +121,10 @@ func TestWriteAtomic(t *testing.T) {
 	}
 
 	empty := filepath.Join(t.TempDir(), "optional")
-	if changed, err := writeAtomic(empty, []volumeFile{}); err != nil || !changed {
+	if changed, err := writeAtomic(empty, []volumeFile{}, nil); err != nil || !changed {
 		t.Fatalf("an empty volume: %v %v", changed, err)
 	}
-	if changed, _ := writeAtomic(empty, []volumeFile{}); changed {
+	if changed, _ := writeAtomic(empty, []volumeFile{}, nil); changed {
 		t.Error("an empty volume written again changed")
 	}
 	if files, _ := readVolume(t, empty); len(files) != 0 {

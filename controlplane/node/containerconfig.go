@@ -285,6 +285,7 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			if err := runtime.MountTmpfs(dir, memoryVolumeSize(pod, v.EmptyDir)); err != nil {
 				return volumeError(v.Name, err)
 			}
+			a.ownEmptyDir(pod, v.Name, dir)
 		case v.EmptyDir != nil:
 			if err := os.MkdirAll(dir, 0o777); err != nil {
 				return volumeError(v.Name, err)
@@ -292,6 +293,7 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			if err := os.Chmod(dir, 0o777); err != nil {
 				return volumeError(v.Name, err)
 			}
+			a.ownEmptyDir(pod, v.Name, dir)
 		default:
 			files, err := a.volumeFiles(ctx, w, pod, v, "")
 			if err != nil {
@@ -300,7 +302,7 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			if files == nil {
 				continue
 			}
-			if _, err := writeAtomic(dir, files); err != nil {
+			if _, err := writeAtomic(dir, files, podFSGroup(pod)); err != nil {
 				return volumeError(v.Name, err)
 			}
 		}
@@ -326,6 +328,19 @@ func memoryVolumeSize(pod *corev1.Pod, e *corev1.EmptyDirVolumeSource) int64 {
 		sum += q.Value()
 	}
 	return sum
+}
+
+// ownEmptyDir gives an emptyDir the pod's fsGroup (setVolumeOwnership,
+// read-write). As the kubelet, a failure only warns: the volume is still
+// mounted.
+func (a *Agent) ownEmptyDir(pod *corev1.Pod, volume, dir string) {
+	fsGroup := podFSGroup(pod)
+	if fsGroup == nil {
+		return
+	}
+	if err := setVolumeOwnership(dir, *fsGroup, false); err != nil {
+		a.log.Warn("failed to give a volume the pod's fsGroup", "pod", pod.Namespace+"/"+pod.Name, "volume", volume, "fsGroup", *fsGroup, "err", err)
+	}
 }
 
 func volumeError(name string, err error) error {
@@ -374,7 +389,7 @@ func (a *Agent) refreshVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			}
 			continue
 		}
-		if changed, err := writeAtomic(dir, files); err != nil {
+		if changed, err := writeAtomic(dir, files, podFSGroup(pod)); err != nil {
 			a.log.Warn("failed to refresh a volume", "pod", pod.Namespace+"/"+pod.Name, "volume", v.Name, "err", err)
 		} else if changed {
 			a.log.Debug("volume refreshed", "pod", pod.Namespace+"/"+pod.Name, "volume", v.Name)
@@ -410,6 +425,13 @@ func (a *Agent) volumeFilesOf(ctx context.Context, w *podWorker, pod *corev1.Pod
 		return a.downwardFiles(w, pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, nil))
 	case v.Projected != nil:
 		def := mode(v.Projected.DefaultMode, nil)
+		// Credentials are the pod's own: with an fsGroup the kubelet
+		// writes them 0600 whatever the defaultMode, and the group's
+		// read bit then makes them 0640.
+		cred := def
+		if podFSGroup(pod) != nil {
+			cred = 0o600
+		}
 		files := []volumeFile{}
 		for _, src := range v.Projected.Sources {
 			var more []volumeFile
@@ -424,13 +446,13 @@ func (a *Agent) volumeFilesOf(ctx context.Context, w *podWorker, pod *corev1.Pod
 			case src.ServiceAccountToken != nil:
 				if dir != "" {
 					if b, rerr := os.ReadFile(filepath.Join(dir, filepath.Clean("/"+src.ServiceAccountToken.Path))); rerr == nil {
-						more = []volumeFile{{path: src.ServiceAccountToken.Path, data: b, mode: def}}
+						more = []volumeFile{{path: src.ServiceAccountToken.Path, data: b, mode: cred}}
 						break
 					}
 				}
-				more, err = a.tokenFile(ctx, pod, src.ServiceAccountToken, def)
+				more, err = a.tokenFile(ctx, pod, src.ServiceAccountToken, cred)
 			case src.ClusterTrustBundle != nil:
-				more, err = a.trustBundleFile(ctx, src.ClusterTrustBundle, def)
+				more, err = a.trustBundleFile(ctx, src.ClusterTrustBundle, cred)
 			}
 			if err != nil {
 				return nil, err

@@ -72,7 +72,11 @@
 // AtomicWriter does (a ..data link to a timestamped payload, swapped in
 // one step; atomicwriter.go) and brought up to date on each full sync
 // (every 10 s), so a changed ConfigMap, Secret or pod label shows in the
-// container's files. This room touches
+// container's files. A pod's fsGroup is, as the kubelet's
+// SetVolumeOwnership makes it (volume_ownership.go), the group of its
+// emptyDir, configMap, secret, downwardAPI and projected volumes (group
+// read bits on their files, setgid directories), and with its
+// supplementalGroups one of its processes' groups. This room touches
 // the API through its client and containers through its runtime, nothing
 // else.
 package node

@@ -836,6 +836,12 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		spec.RunAsUser, spec.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
+		// The kubelet's order: fsGroup, then supplementalGroups.
+		if psc.FSGroup != nil {
+			spec.SupplementalGroups = append(spec.SupplementalGroups, *psc.FSGroup)
+		}
+		spec.SupplementalGroups = append(spec.SupplementalGroups, psc.SupplementalGroups...)
+		spec.StrictSupplementalGroups = ptr.Deref(psc.SupplementalGroupsPolicy, corev1.SupplementalGroupsPolicyMerge) == corev1.SupplementalGroupsPolicyStrict
 	}
 	if sc := c.SecurityContext; sc != nil {
 		if sc.RunAsUser != nil {

@@ -495,7 +495,11 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 	return id, nil
 }
 
-// securityOpts applies the container's securityContext.
+// securityOpts applies the container's securityContext after
+// oci.WithImageConfig, which sets the image's user with the groups the
+// image's /etc/group lists for it. The process's additional groups are
+// then those of its user in /etc/group (unless StrictSupplementalGroups)
+// and SupplementalGroups, as containerd's CRI merges them.
 func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 	var opts []oci.SpecOpts
 	if spec.RunAsUser != nil || spec.RunAsGroup != nil {
@@ -507,7 +511,18 @@ func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 		if spec.RunAsGroup != nil {
 			gid = uint32(*spec.RunAsGroup)
 		}
+		// WithUIDGID drops the image user's groups; the new user's are
+		// looked up again.
 		opts = append(opts, oci.WithUIDGID(uid, gid))
+		if !spec.StrictSupplementalGroups {
+			opts = append(opts, oci.WithAdditionalGIDs(strconv.FormatUint(uint64(uid), 10)))
+		}
+	}
+	if spec.StrictSupplementalGroups {
+		opts = append(opts, withPrimaryGroupOnly)
+	}
+	if len(spec.SupplementalGroups) > 0 {
+		opts = append(opts, withSupplementalGroups(spec.SupplementalGroups))
 	}
 	if spec.ReadOnlyRootFS {
 		opts = append(opts, oci.WithRootFSReadonly())
@@ -530,6 +545,32 @@ func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 		opts = append(opts, oci.WithAddedCapabilities(add))
 	}
 	return opts
+}
+
+// withPrimaryGroupOnly drops the additional groups the image's
+// /etc/group gave the process: it keeps its primary group alone.
+func withPrimaryGroupOnly(_ context.Context, _ oci.Client, _ *containers.Container, s *specs.Spec) error {
+	if s.Process == nil {
+		s.Process = &specs.Process{}
+	}
+	s.Process.User.AdditionalGids = []uint32{s.Process.User.GID}
+	return nil
+}
+
+// withSupplementalGroups adds groups to the process's additional groups,
+// each once.
+func withSupplementalGroups(groups []int64) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *specs.Spec) error {
+		if s.Process == nil {
+			s.Process = &specs.Process{}
+		}
+		for _, g := range groups {
+			if !slices.Contains(s.Process.User.AdditionalGids, uint32(g)) {
+				s.Process.User.AdditionalGids = append(s.Process.User.AdditionalGids, uint32(g))
+			}
+		}
+		return nil
+	}
 }
 
 // PodDir is the pod's directory on the node (logs, volumes).

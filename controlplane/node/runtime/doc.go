@@ -10,7 +10,9 @@
 // under its hostname, its hostAliases) and the pod's resolv.conf (the
 // agent's DNSConfig, written as containerd's CRI writes it; the host's
 // for a pod without one) in the pod's directory, bind-mounted into each of
-// its containers, and a termination message file per
+// its containers, each process with the groups the image's /etc/group
+// gives its user and the pod's supplemental groups (as containerd's CRI
+// merges them), and a termination message file per
 // container (mounted at its terminationMessagePath, read into the exited
 // status's Message, or the end of the log for a failed container marked
 // to fall back to it), pulls images through containerd's resolver

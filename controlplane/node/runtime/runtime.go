@@ -145,6 +145,14 @@ type ContainerSpec struct {
 	Mounts []Mount
 	// RunAsUser and RunAsGroup, when set, are the process's IDs.
 	RunAsUser, RunAsGroup *int64
+	// SupplementalGroups are more group IDs of the process (the pod's
+	// fsGroup and supplementalGroups), added to those the image's
+	// /etc/group gives its user unless StrictSupplementalGroups.
+	SupplementalGroups []int64
+	// StrictSupplementalGroups leaves out the image's /etc/group groups
+	// (supplementalGroupsPolicy Strict): the process has its primary
+	// group and SupplementalGroups only.
+	StrictSupplementalGroups bool
 	// ReadOnlyRootFS mounts the image's root filesystem read-only.
 	ReadOnlyRootFS bool
 	// AddCapabilities and DropCapabilities name Linux capabilities
