@@ -130,6 +130,11 @@ func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Va
 // credentials (Authorization, Impersonate-*) and the answer back; it
 // returns the error that kept it from reaching target.
 func (q *request) reverseProxy(target *url.URL, transport *http.Transport) error {
+	return q.reverseProxyVia(target, transport, transport)
+}
+
+// reverseProxyVia is reverseProxy through rt, a wrapper of transport.
+func (q *request) reverseProxyVia(target *url.URL, transport *http.Transport, rt http.RoundTripper) error {
 	defer transport.CloseIdleConnections()
 	var proxyErr error
 	proxy := &httputil.ReverseProxy{
@@ -143,7 +148,7 @@ func (q *request) reverseProxy(target *url.URL, transport *http.Transport) error
 				}
 			}
 		},
-		Transport:     transport,
+		Transport:     rt,
 		FlushInterval: -1,
 		ErrorHandler: func(_ http.ResponseWriter, _ *http.Request, err error) {
 			proxyErr = err

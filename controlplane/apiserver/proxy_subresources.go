@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilproxy "k8s.io/apimachinery/pkg/util/proxy"
 )
 
 // pods/proxy and services/proxy forward HTTP to a pod's IP, as
@@ -150,7 +151,17 @@ func (q *request) forwardHTTP(scheme, host, what string) error {
 	}
 	target := &url.URL{Scheme: scheme, Host: host, Path: rest, RawQuery: q.r.URL.RawQuery}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	if err := q.reverseProxy(target, transport); err != nil {
+	// Links in an HTML answer are rewritten to stay under the proxy path
+	// (href="/x" becomes href="/api/v1/namespaces/ns/pods/p/proxy/x"), as
+	// kube-apiserver's proxy transport does.
+	suffix := rest
+	if strings.HasSuffix(q.r.URL.Path, "/") && !strings.HasSuffix(suffix, "/") {
+		suffix += "/"
+	}
+	rewriting := &utilproxy.Transport{
+		Scheme: q.r.URL.Scheme, Host: q.r.URL.Host, PathPrepend: strings.TrimSuffix(q.r.URL.Path, suffix), RoundTripper: transport,
+	}
+	if err := q.reverseProxyVia(target, transport, rewriting); err != nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach %s: %v", what, err))
 	}
 	return nil

@@ -44,6 +44,11 @@ func TestPodAndServiceProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/page" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/rewriteme">test</a>`)
+			return
+		}
 		fmt.Fprintf(w, "%s %s?%s auth=%q", r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"))
 	})}
 	go backend.Serve(ln)
@@ -70,6 +75,12 @@ func TestPodAndServiceProxy(t *testing.T) {
 	}
 	if code, body := get(http.MethodPost, base+"/pods/http:web:"+strconv.Itoa(port)+"/proxy/"); code != 200 || body != `POST /? auth=""` {
 		t.Errorf("pod proxy POST: %d %q", code, body)
+	}
+	// An HTML answer's links stay under the proxy path, as kube-apiserver
+	// rewrites them.
+	proxied := base + "/pods/web:" + strconv.Itoa(port) + "/proxy"
+	if code, body := get(http.MethodGet, proxied+"/page"); code != 200 || body != `<a href="`+proxied+`/rewriteme">test</a>` {
+		t.Errorf("pod proxy of an HTML page: %d %q", code, body)
 	}
 
 	if _, err := env.client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
