@@ -2,7 +2,8 @@
 // informer factory and starts every controller in the subpackages on it
 // (deployment, replicaset, replicationcontroller (the replicaset logic over
 // RC adapters), job, cronjob, daemonset, statefulset, disruption, garbage collector,
-// namespace, node lifecycle, endpoints and EndpointSlices, horizontal pod
+// namespace, node lifecycle, endpoints, EndpointSlices and EndpointSlice
+// mirroring (custom Endpoints of Services without a selector), horizontal pod
 // autoscaler, persistentvolume binder and protections, resource quota,
 // validatingadmissionpolicy status), each recording its Events under its
 // Kubernetes component name. Config.Controllers selects them as

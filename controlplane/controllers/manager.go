@@ -29,6 +29,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/disruption"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpoint"
 	"github.com/glassplane/glassplane/controlplane/controllers/endpointslice"
+	"github.com/glassplane/glassplane/controlplane/controllers/endpointslicemirroring"
 	"github.com/glassplane/glassplane/controlplane/controllers/garbagecollector"
 	"github.com/glassplane/glassplane/controlplane/controllers/job"
 	"github.com/glassplane/glassplane/controlplane/controllers/namespace"
@@ -186,6 +187,10 @@ func (m *Manager) constructors(recorder func(string) record.EventRecorder, meta 
 		}},
 		{"endpointslice-controller", func() (func(context.Context, int) error, error) {
 			c, err := endpointslice.New(log, client, recorder("endpoint-slice-controller"), f.Core().V1().Services(), f.Core().V1().Pods(), f.Discovery().V1().EndpointSlices())
+			return runOf(c, err)
+		}},
+		{"endpointslice-mirroring-controller", func() (func(context.Context, int) error, error) {
+			c, err := endpointslicemirroring.New(log, client, recorder("endpoint-slice-mirroring-controller"), f.Core().V1().Endpoints(), f.Core().V1().Services(), f.Discovery().V1().EndpointSlices())
 			return runOf(c, err)
 		}},
 		{"node-lifecycle-controller", func() (func(context.Context, int) error, error) {

@@ -216,7 +216,7 @@ func TestBootstrapPolicyIsConsistent(t *testing.T) {
 		"system:kube-scheduler", "system:kube-controller-manager", "system:node", "system:controller:deployment-controller",
 		"system:controller:replicaset-controller", "system:controller:generic-garbage-collector", "system:controller:namespace-controller",
 		"system:controller:node-controller", "system:controller:endpoint-controller", "system:controller:endpointslice-controller",
-		"system:controller:service-account-controller", "system:controller:job-controller", "system:controller:daemon-set-controller",
+		"system:controller:endpointslicemirroring-controller", "system:controller:service-account-controller", "system:controller:job-controller", "system:controller:daemon-set-controller",
 		"system:controller:cronjob-controller", "system:controller:replication-controller"} {
 		if !roles[want] {
 			t.Errorf("missing cluster role %q", want)
