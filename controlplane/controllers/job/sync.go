@@ -31,6 +31,8 @@ const (
 	msgBackoffLimitExceeded    = "Job has reached the specified backoff limit"
 	msgDeadlineExceeded        = "Job was active longer than specified deadline"
 	msgCompletionsReached      = "Reached expected number of succeeded pods"
+	msgMaxFailedIndexes        = "Job has exceeded the specified maximal number of failed indexes"
+	msgFailedIndexes           = "Job has failed indexes"
 )
 
 // sync brings one Job's pods and status in line with its spec: it counts
@@ -76,12 +78,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 
-	job, err = c.trackFinishedPods(ctx, key, job, pods, all)
-	if err != nil {
+	if isFinished(job) {
+		job, err = c.trackFinishedPods(ctx, key, job, pods, all, indexFailures{})
+		if err != nil {
+			return err
+		}
+		return c.expireFinished(ctx, key, job)
+	}
+	if job, err = c.recordFailJob(ctx, job, pods); err != nil {
 		return err
 	}
-	if isFinished(job) {
-		return c.expireFinished(ctx, key, job)
+	perIndex := perIndexFailures(job, pods)
+	job, err = c.trackFinishedPods(ctx, key, job, pods, all, perIndex)
+	if err != nil {
+		return err
 	}
 
 	now := c.now()
@@ -108,13 +118,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	succeeded := status.Succeeded + int32(len(uncounted(status).Succeeded))
-	pending := len(uncounted(status).Succeeded) + len(uncounted(status).Failed)
-	failReason, failMessage := failureOf(job, status, active, now)
-	complete := false
-	if job.Spec.Completions != nil {
-		complete = succeeded >= *job.Spec.Completions
-	} else {
-		complete = succeeded > 0 && len(active) == 0
+	// Failed pods whose index waits for a replacement still hold the
+	// finalizer: the job may not finish before they are counted.
+	pending := len(uncounted(status).Succeeded) + len(uncounted(status).Failed) + len(perIndex.delayed)
+	var failReason, failMessage, doneReason, doneMessage string
+	if c := findCondition(status, batchv1.JobSuccessCriteriaMet); c != nil && c.Status == v1.ConditionTrue {
+		doneReason, doneMessage = c.Reason, c.Message
+	} else if failReason, failMessage = failureOf(job, status, active, now); failReason == "" {
+		doneReason, doneMessage = successOf(job, status, succeeded, len(active))
 	}
 
 	var created, deleted int
@@ -130,18 +141,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			setCondition(status, batchv1.JobFailed, failReason, failMessage, now)
 			c.recorder.Event(job, v1.EventTypeWarning, failReason, failMessage)
 		}
-	case complete:
-		setCondition(status, batchv1.JobSuccessCriteriaMet, reasonCompletionsReached, msgCompletionsReached, now)
+	case doneReason != "":
+		setCondition(status, batchv1.JobSuccessCriteriaMet, doneReason, doneMessage, now)
 		if needsSync {
 			deleted, manageErr = c.deletePods(ctx, key, job, active)
 		}
 		if len(active) == 0 && terminating == 0 && pending == 0 {
-			setCondition(status, batchv1.JobComplete, reasonCompletionsReached, msgCompletionsReached, now)
+			setCondition(status, batchv1.JobComplete, doneReason, doneMessage, now)
 			status.CompletionTime = &metav1.Time{Time: now}
 			c.recorder.Event(job, v1.EventTypeNormal, "Completed", "Job completed")
 		}
 	case needsSync && job.DeletionTimestamp == nil:
-		created, deleted, requeue, manageErr = c.manageActive(ctx, key, job, active, succeeded, suspended)
+		created, deleted, requeue, manageErr = c.manageActive(ctx, key, job, active, succeeded, suspended, perIndex)
 	}
 	status.Active = int32(len(active) + created - deleted)
 	status.Ready = &ready
@@ -187,7 +198,11 @@ func isPodFailed(job *batchv1.Job, p *v1.Pod) bool {
 // loses its finalizer; a uid in that list whose pod has no finalizer any
 // more (or is gone) then moves into succeeded or failed. It returns the
 // job as stored after the first write.
-func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *batchv1.Job, pods, all []*v1.Pod) (*batchv1.Job, error) {
+//
+// A failed pod whose failure spec.podFailurePolicy ignores loses its
+// finalizer without being counted; a failed pod in perIndex.delayed keeps
+// it, and status.failedIndexes is written with the counts.
+func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *batchv1.Job, pods, all []*v1.Pod, perIndex indexFailures) (*batchv1.Job, error) {
 	status := job.Status.DeepCopy()
 	u := uncounted(status)
 	inSucceeded, inFailed := sets.New(u.Succeeded...), sets.New(u.Failed...)
@@ -199,6 +214,9 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 	completed := parseIndexes(status.CompletedIndexes)
 	for _, p := range pods {
 		if !hasTrackingFinalizer(p) {
+			continue
+		}
+		if d, ok := perIndex.delayed[podIndex(job, p)]; ok && d.UID == p.UID {
 			continue
 		}
 		switch {
@@ -218,7 +236,7 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 				added = true
 			}
 		case isPodFailed(job, p):
-			if !inFailed.Has(p.UID) && !inSucceeded.Has(p.UID) {
+			if _, counts, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); counts && !inFailed.Has(p.UID) && !inSucceeded.Has(p.UID) {
 				u.Failed = append(u.Failed, p.UID)
 				inFailed.Insert(p.UID)
 				newFailed++
@@ -234,6 +252,12 @@ func (c *Controller) trackFinishedPods(ctx context.Context, key string, job *bat
 	if indexed {
 		status.CompletedIndexes = formatIndexes(completed)
 		status.Succeeded = int32(completed.Len())
+	}
+	if perIndex.failed != nil {
+		if s := formatIndexes(perIndex.failed); status.FailedIndexes == nil || *status.FailedIndexes != s {
+			status.FailedIndexes = &s
+			added = true
+		}
 	}
 	if added {
 		updated, err := c.updateStatus(ctx, job, status)
@@ -337,7 +361,90 @@ func failureOf(job *batchv1.Job, status *batchv1.JobStatus, active []*v1.Pod, no
 			return reasonDeadlineExceeded, msgDeadlineExceeded
 		}
 	}
+	if hasBackoffLimitPerIndex(job) && status.FailedIndexes != nil {
+		failed := parseIndexes(*status.FailedIndexes).Len()
+		if m := job.Spec.MaxFailedIndexes; m != nil && failed > int(*m) {
+			return batchv1.JobReasonMaxFailedIndexesExceeded, msgMaxFailedIndexes
+		}
+		if failed > 0 && failed+parseIndexes(status.CompletedIndexes).Len() >= int(*job.Spec.Completions) {
+			return batchv1.JobReasonFailedIndexes, msgFailedIndexes
+		}
+	}
 	return "", ""
+}
+
+// successOf reports why the job succeeds, if it does: an Indexed job's
+// spec.successPolicy is met, or completions pods succeeded (for a job
+// without completions, one succeeded and none is left running).
+func successOf(job *batchv1.Job, status *batchv1.JobStatus, succeeded int32, active int) (string, string) {
+	if isIndexed(job) {
+		if msg, ok := matchSuccessPolicy(job.Spec.SuccessPolicy, *job.Spec.Completions, parseIndexes(status.CompletedIndexes)); ok {
+			return batchv1.JobReasonSuccessPolicy, msg
+		}
+	}
+	if job.Spec.Completions != nil && succeeded >= *job.Spec.Completions || job.Spec.Completions == nil && succeeded > 0 && active == 0 {
+		return reasonCompletionsReached, msgCompletionsReached
+	}
+	return "", ""
+}
+
+// recordFailJob sets FailureTarget (PodFailurePolicy) when a failed pod
+// matches a FailJob rule of spec.podFailurePolicy, and writes it before
+// any finalizer goes so the message outlives the pod, as Kubernetes does.
+// A job already failing or succeeding is left alone.
+func (c *Controller) recordFailJob(ctx context.Context, job *batchv1.Job, pods []*v1.Pod) (*batchv1.Job, error) {
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
+		if cond := findCondition(&job.Status, t); cond != nil && cond.Status == v1.ConditionTrue {
+			return job, nil
+		}
+	}
+	msg := failJobMessage(job, pods)
+	if msg == "" {
+		return job, nil
+	}
+	status := job.Status.DeepCopy()
+	setCondition(status, batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, msg, c.now())
+	updated, err := c.updateStatus(ctx, job, status)
+	if err != nil {
+		return nil, err
+	}
+	return updated.DeepCopy(), nil
+}
+
+// indexFailures is what an Indexed job with spec.backoffLimitPerIndex
+// knows of its failures in one sync.
+type indexFailures struct {
+	// failed holds the indexes that failed for good; nil without
+	// backoffLimitPerIndex.
+	failed sets.Set[int]
+	// delayed holds, per index to retry, the failed pod its replacement
+	// takes the failure counts and backoff from.
+	delayed map[int]*v1.Pod
+}
+
+// perIndexFailures computes the job's indexFailures. While the job is
+// finishing or deleted no pod is delayed: every finalizer may go.
+func perIndexFailures(job *batchv1.Job, pods []*v1.Pod) indexFailures {
+	if !hasBackoffLimitPerIndex(job) {
+		return indexFailures{}
+	}
+	out := indexFailures{failed: failedIndexes(job, pods)}
+	if job.DeletionTimestamp != nil {
+		return out
+	}
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
+		if cond := findCondition(&job.Status, t); cond != nil && cond.Status == v1.ConditionTrue {
+			return out
+		}
+	}
+	succeeded := parseIndexes(job.Status.CompletedIndexes)
+	for _, p := range pods {
+		if ix := podIndex(job, p); ix >= 0 && p.Status.Phase == v1.PodSucceeded && hasTrackingFinalizer(p) {
+			succeeded.Insert(ix)
+		}
+	}
+	out.delayed = delayedFailedPods(job, pods, succeeded, out.failed)
+	return out
 }
 
 // pastBackoffLimitOnFailure is Kubernetes' check for restartPolicy
@@ -368,7 +475,7 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, active []*v1.Pod, limit int32) 
 // manageActive creates or deletes pods so the job runs as many as it
 // wants: parallelism, capped by the completions still missing; none when
 // suspended. Creation waits out the failure backoff.
-func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, succeeded int32, suspended bool) (created, deleted int, requeue time.Duration, err error) {
+func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, succeeded int32, suspended bool, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
 	parallelism := int32(1)
 	if job.Spec.Parallelism != nil {
 		parallelism = *job.Spec.Parallelism
@@ -386,7 +493,7 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 		want = min(max(*job.Spec.Completions-succeeded, 0), parallelism)
 	}
 	if isIndexed(job) {
-		return c.manageIndexed(ctx, key, job, active, int(want))
+		return c.manageIndexed(ctx, key, job, active, int(want), perIndex)
 	}
 	diff := len(active) - int(want)
 	if diff > 0 {
@@ -405,7 +512,7 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 	c.expectations.Expect(key, n, 0)
 	ref := controllerutil.NewControllerRef(job, controllerKind)
 	created, err = controllerutil.SlowStartBatch(n, controllerutil.SlowStartInitialBatchSize, func() error {
-		return c.createPod(ctx, job, ref, -1)
+		return c.createPod(ctx, job, ref, -1, nil)
 	})
 	if skipped := n - created; skipped > 0 {
 		c.expectations.LowerExpectations(key, skipped, 0)
@@ -415,8 +522,9 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 
 // manageIndexed is manageActive for an Indexed job: it deletes pods of no
 // or finished indexes and duplicates, deletes the highest indexes above
-// want, and starts the lowest indexes still to run.
-func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, want int) (created, deleted int, requeue time.Duration, err error) {
+// want, and starts the lowest indexes still to run (not failed ones).
+// With backoffLimitPerIndex each index waits out its own backoff.
+func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, want int, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
 	completed := parseIndexes(job.Status.CompletedIndexes)
 	keep, surplus := surplusIndexedPods(job, completed, active)
 	if len(keep) > want {
@@ -428,11 +536,15 @@ func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1
 		deleted, err = c.deletePods(ctx, key, job, surplus[:min(len(surplus), MaxPodCreateDeletePerSync)])
 		return 0, deleted, 0, err
 	}
-	ixs := indexesToRun(job, completed, keep, min(want-len(keep), MaxPodCreateDeletePerSync))
+	ixs := indexesToRun(job, completed.Union(perIndex.failed), keep, min(want-len(keep), MaxPodCreateDeletePerSync))
 	if len(ixs) == 0 {
 		return 0, 0, 0, nil
 	}
-	if wait := c.remainingBackoff(key); wait > 0 {
+	if hasBackoffLimitPerIndex(job) {
+		if ixs, requeue = readyIndexes(ixs, perIndex.delayed, c.now()); len(ixs) == 0 {
+			return 0, 0, requeue, nil
+		}
+	} else if wait := c.remainingBackoff(key); wait > 0 {
 		return 0, 0, wait, nil
 	}
 	c.expectations.Expect(key, len(ixs), 0)
@@ -444,7 +556,7 @@ func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1
 		ix := ixs[next]
 		next++
 		mu.Unlock()
-		return c.createPod(ctx, job, ref, ix)
+		return c.createPod(ctx, job, ref, ix, perIndex.delayed[ix])
 	})
 	if skipped := len(ixs) - created; skipped > 0 {
 		c.expectations.LowerExpectations(key, skipped, 0)
@@ -453,12 +565,17 @@ func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1
 }
 
 // createPod creates one pod of the job, running completion index ix when
-// ix is not negative.
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference, ix int) error {
+// ix is not negative; with backoffLimitPerIndex it carries the failure
+// counts of its index, those of replaced (the index's last failed pod,
+// nil for none) plus that failure.
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference, ix int, replaced *v1.Pod) error {
 	pod := controllerutil.PodFromTemplate(&job.Spec.Template, job, ref)
 	pod.Finalizers = append(pod.Finalizers, batchv1.JobTrackingFinalizer)
 	if ix >= 0 {
 		setIndex(job, pod, ix)
+		if hasBackoffLimitPerIndex(job) {
+			setIndexFailureCounts(job, pod, replaced)
+		}
 	}
 	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
