@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,9 @@ type podWorker struct {
 	// deleteSent is set once the pod's containers are gone and the final
 	// Delete was sent; the worker then waits for the pod to disappear.
 	deleteSent bool
+	// deadlineExceeded is set once the pod ran past its
+	// activeDeadlineSeconds: it is failed, its containers stopped.
+	deadlineExceeded bool
 	// syncedAt is when the worker last synced in full; seen is what the
 	// last quiet check found (the pod's resourceVersion and its
 	// containers' states), so that a periodic check finding nothing new
@@ -253,8 +257,69 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 		w.stopProbes()
 		return false
 	}
+	if pastActiveDeadline(w, pod, time.Now()) {
+		w.stopProbes()
+		a.failPastDeadline(ctx, w, pod)
+		return false
+	}
 	a.runPod(ctx, w, pod)
 	return false
+}
+
+// deadlineMessage is the kubelet's message for a pod past its
+// activeDeadlineSeconds.
+const deadlineMessage = "Pod was active on the node longer than the specified deadline"
+
+// pastActiveDeadline reports whether the pod has been active on the node
+// (since its status's startTime) for its activeDeadlineSeconds, which may
+// have been shortened since it started.
+func pastActiveDeadline(w *podWorker, pod *corev1.Pod, now time.Time) bool {
+	d := pod.Spec.ActiveDeadlineSeconds
+	if d == nil {
+		return false
+	}
+	start := pod.Status.StartTime
+	if w.startTime != nil {
+		start = w.startTime
+	}
+	return start != nil && now.Sub(start.Time) >= time.Duration(*d)*time.Second
+}
+
+// failPastDeadline does what the kubelet does to a pod past its active
+// deadline: a DeadlineExceeded event, its containers stopped with the
+// pod's grace period, and the pod Failed with reason DeadlineExceeded.
+func (a *Agent) failPastDeadline(ctx context.Context, w *podWorker, pod *corev1.Pod) {
+	if !w.deadlineExceeded {
+		w.deadlineExceeded = true
+		a.recorder.Event(podRef(pod), corev1.EventTypeWarning, "DeadlineExceeded", deadlineMessage)
+	}
+	byName, err := a.containersByName(ctx, w.uid)
+	if err != nil {
+		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+		return
+	}
+	grace, podIP := podGrace(pod), a.podIP(w, pod)
+	var wg sync.WaitGroup
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		insts := byName[c.Name]
+		if len(insts) == 0 || insts[len(insts)-1].State != runtime.StateRunning {
+			continue
+		}
+		id := insts[len(insts)-1].ID
+		a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.killContainerAt(ctx, podIP, pod, c, id, grace)
+		}()
+	}
+	wg.Wait()
+	if err := a.cfg.Runtime.StopPod(ctx, string(w.uid), 0); err != nil && ctx.Err() == nil {
+		a.log.Warn("failed to stop pod", "pod", w.namespace+"/"+w.name, "err", err)
+	}
+	if byName, err = a.containersByName(ctx, w.uid); err == nil {
+		a.postStatus(ctx, w, pod, byName, true, false)
+	}
 }
 
 // runPod makes sure each container of the pod runs (or has run, per its
