@@ -166,6 +166,7 @@ func validateJobTemplateSpec(t *batchv1.JobTemplateSpec, fld *field.Path) field.
 	if p := s.Template.Spec.RestartPolicy; p != corev1.RestartPolicyOnFailure && p != corev1.RestartPolicyNever {
 		errs = append(errs, field.NotSupported(tPath.Child("spec", "restartPolicy"), p, []string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
 	}
+	errs = append(errs, validateJobPolicies(s, specPath)...)
 	if s.Selector != nil {
 		errs = append(errs, field.Invalid(specPath.Child("selector"), s.Selector, "`selector` will be auto-generated"))
 	}

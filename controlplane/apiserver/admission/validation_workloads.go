@@ -15,8 +15,9 @@ import (
 
 // validateJob is ValidateJob, and ValidateJobUpdate when old is set: the
 // generated selector, non-negative counts, a selector that matches the
-// template, restartPolicy OnFailure or Never, and on update an immutable
-// selector, completionMode and (unless suspended) template.
+// template, restartPolicy OnFailure or Never, valid failure and success
+// policies (validateJobPolicies), and on update an immutable selector,
+// completionMode, policies and (unless suspended) template.
 func validateJob(j, old *batchv1.Job) field.ErrorList {
 	specPath := field.NewPath("spec")
 	var errs field.ErrorList
@@ -50,9 +51,11 @@ func validateJob(j, old *batchv1.Job) field.ErrorList {
 	if p := s.Template.Spec.RestartPolicy; p != corev1.RestartPolicyOnFailure && p != corev1.RestartPolicyNever {
 		errs = append(errs, field.NotSupported(tPath.Child("spec", "restartPolicy"), p, []string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
 	}
+	errs = append(errs, validateJobPolicies(s, specPath)...)
 	if old == nil {
 		return errs
 	}
+	errs = append(errs, validateJobPoliciesUpdate(s, &old.Spec, specPath)...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(s.Selector, old.Spec.Selector, specPath.Child("selector"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(s.CompletionMode, old.Spec.CompletionMode, specPath.Child("completionMode"))...)
 	if old.Spec.Suspend == nil || !*old.Spec.Suspend {
