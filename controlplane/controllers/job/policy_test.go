@@ -202,3 +202,29 @@ func TestSyncSuccessPolicyEndsTheJobEarly(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncPodFailurePolicyWaitsForTerminatingPodsToFail(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []jobOpt
+	}{
+		{name: "NonIndexed"},
+		{name: "Indexed", opts: []jobOpt{indexed()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJob(append(tt.opts, completions(2), parallelism(2), startedAgo(time.Minute),
+				podFailurePolicy(onCondition(batchv1.PodFailurePolicyActionIgnore, v1.DisruptionTarget)))...)
+			evicted := newPod(j, "evicted", tracked(), withIndex("0"), podCondition(v1.DisruptionTarget))
+			evicted.DeletionTimestamp = &metav1.Time{Time: now}
+			running := newPod(j, "running", tracked(), withIndex("1"))
+			f := newFixture(t, j, evicted, running)
+			job := f.sync(t)
+			if n := len(createdPods(f.client.Actions())); n != 0 {
+				t.Errorf("created %d pods, want none while the evicted pod terminates (podReplacementPolicy Failed)", n)
+			}
+			if job.Status.Terminating == nil || *job.Status.Terminating != 1 || job.Status.Active != 1 {
+				t.Errorf("terminating %v active %d, want 1 and 1", job.Status.Terminating, job.Status.Active)
+			}
+		})
+	}
+}

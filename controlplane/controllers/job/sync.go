@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -96,13 +97,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	now := c.now()
 	status := job.Status.DeepCopy()
-	var active []*v1.Pod
-	var ready, terminating int32
+	var active, terminatingPods []*v1.Pod
+	var ready int32
 	for _, p := range pods {
 		switch {
 		case p.DeletionTimestamp != nil:
 			if p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
-				terminating++
+				terminatingPods = append(terminatingPods, p)
 			}
 		case p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed:
 			active = append(active, p)
@@ -111,6 +112,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		}
 	}
+	terminating := int32(len(terminatingPods))
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	c.updateSuspension(job, status, suspended, now)
 	if status.StartTime == nil && !suspended {
@@ -152,7 +154,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			c.recorder.Event(job, v1.EventTypeNormal, "Completed", "Job completed")
 		}
 	case needsSync && job.DeletionTimestamp == nil:
-		created, deleted, requeue, manageErr = c.manageActive(ctx, key, job, active, succeeded, suspended, perIndex)
+		created, deleted, requeue, manageErr = c.manageActive(ctx, key, job, active, terminatingPods, succeeded, suspended, perIndex)
 	}
 	status.Active = int32(len(active) + created - deleted)
 	status.Ready = &ready
@@ -171,6 +173,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return manageErr
 }
 
+// onlyReplaceFailedPods reports whether the job replaces a pod only once
+// it has failed (podReplacementPolicy Failed, the default with a
+// podFailurePolicy), not while it terminates.
+func onlyReplaceFailedPods(job *batchv1.Job) bool {
+	return job.Spec.PodReplacementPolicy != nil && *job.Spec.PodReplacementPolicy == batchv1.Failed
+}
+
 // uncounted returns status.uncountedTerminatedPods, never nil.
 func uncounted(s *batchv1.JobStatus) *batchv1.UncountedTerminatedPods {
 	if s.UncountedTerminatedPods == nil {
@@ -186,7 +195,7 @@ func isPodFailed(job *batchv1.Job, p *v1.Pod) bool {
 	if p.Status.Phase == v1.PodFailed {
 		return true
 	}
-	if job.Spec.PodReplacementPolicy != nil && *job.Spec.PodReplacementPolicy == batchv1.Failed {
+	if onlyReplaceFailedPods(job) {
 		return false
 	}
 	return p.DeletionTimestamp != nil && p.Status.Phase != v1.PodSucceeded
@@ -474,8 +483,10 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, active []*v1.Pod, limit int32) 
 
 // manageActive creates or deletes pods so the job runs as many as it
 // wants: parallelism, capped by the completions still missing; none when
-// suspended. Creation waits out the failure backoff.
-func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, succeeded int32, suspended bool, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
+// suspended. Creation waits out the failure backoff, and with
+// podReplacementPolicy Failed a terminating pod is not replaced until it
+// has failed.
+func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.Job, active, terminating []*v1.Pod, succeeded int32, suspended bool, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
 	parallelism := int32(1)
 	if job.Spec.Parallelism != nil {
 		parallelism = *job.Spec.Parallelism
@@ -492,8 +503,11 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 	default:
 		want = min(max(*job.Spec.Completions-succeeded, 0), parallelism)
 	}
+	if !onlyReplaceFailedPods(job) {
+		terminating = nil
+	}
 	if isIndexed(job) {
-		return c.manageIndexed(ctx, key, job, active, int(want), perIndex)
+		return c.manageIndexed(ctx, key, job, active, terminating, int(want), perIndex)
 	}
 	diff := len(active) - int(want)
 	if diff > 0 {
@@ -502,13 +516,13 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 		deleted, err = c.deletePods(ctx, key, job, ranked[:min(diff, MaxPodCreateDeletePerSync)])
 		return 0, deleted, 0, err
 	}
-	if diff == 0 {
+	if diff+len(terminating) >= 0 {
 		return 0, 0, 0, nil
 	}
 	if wait := c.remainingBackoff(key); wait > 0 {
 		return 0, 0, wait, nil
 	}
-	n := min(-diff, MaxPodCreateDeletePerSync)
+	n := min(-diff-len(terminating), MaxPodCreateDeletePerSync)
 	c.expectations.Expect(key, n, 0)
 	ref := controllerutil.NewControllerRef(job, controllerKind)
 	created, err = controllerutil.SlowStartBatch(n, controllerutil.SlowStartInitialBatchSize, func() error {
@@ -524,7 +538,7 @@ func (c *Controller) manageActive(ctx context.Context, key string, job *batchv1.
 // or finished indexes and duplicates, deletes the highest indexes above
 // want, and starts the lowest indexes still to run (not failed ones).
 // With backoffLimitPerIndex each index waits out its own backoff.
-func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, active []*v1.Pod, want int, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
+func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, active, terminating []*v1.Pod, want int, perIndex indexFailures) (created, deleted int, requeue time.Duration, err error) {
 	completed := parseIndexes(job.Status.CompletedIndexes)
 	keep, surplus := surplusIndexedPods(job, completed, active)
 	if len(keep) > want {
@@ -536,7 +550,7 @@ func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1
 		deleted, err = c.deletePods(ctx, key, job, surplus[:min(len(surplus), MaxPodCreateDeletePerSync)])
 		return 0, deleted, 0, err
 	}
-	ixs := indexesToRun(job, completed.Union(perIndex.failed), keep, min(want-len(keep), MaxPodCreateDeletePerSync))
+	ixs := indexesToRun(job, completed.Union(perIndex.failed), slices.Concat(keep, terminating), min(want-len(keep)-len(terminating), MaxPodCreateDeletePerSync))
 	if len(ixs) == 0 {
 		return 0, 0, 0, nil
 	}
