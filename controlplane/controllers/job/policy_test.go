@@ -178,7 +178,7 @@ func TestSyncSuccessPolicyEndsTheJobEarly(t *testing.T) {
 			j := newJob(indexed(), completions(3), parallelism(2), startedAgo(time.Minute))
 			j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{tt.rule}}
 			done := newPod(j, "done", phase(v1.PodSucceeded), tracked(), withIndex("0"))
-			running := newPod(j, "running", tracked(), withIndex("1"))
+			running := newPod(j, "running", tracked(), withIndex("1"), podCondition(v1.PodReady))
 			f := newFixture(t, j, done, running)
 			job := f.sync(t)
 			c := condition(job, batchv1.JobSuccessCriteriaMet)
@@ -190,6 +190,9 @@ func TestSyncSuccessPolicyEndsTheJobEarly(t *testing.T) {
 			}
 			if n := len(createdPods(f.client.Actions())); n != 0 {
 				t.Errorf("created %d pods after the success policy was met", n)
+			}
+			if job.Status.Active != 0 || *job.Status.Ready != 0 || *job.Status.Terminating != 1 {
+				t.Errorf("active %d ready %d terminating %d, want the running pod terminating", job.Status.Active, *job.Status.Ready, *job.Status.Terminating)
 			}
 
 			// Once the pods are gone, the job completes for the same reason.

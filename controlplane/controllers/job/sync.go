@@ -157,6 +157,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		created, deleted, requeue, manageErr = c.manageActive(ctx, key, job, active, terminatingPods, succeeded, suspended, perIndex)
 	}
 	status.Active = int32(len(active) + created - deleted)
+	// Deleted pods are no longer active, ready or not.
+	ready = min(ready, status.Active)
 	status.Ready = &ready
 	terminating += int32(deleted)
 	status.Terminating = &terminating
