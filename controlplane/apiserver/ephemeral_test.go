@@ -38,6 +38,9 @@ func TestEphemeralContainers(t *testing.T) {
 	if len(updated.Spec.EphemeralContainers) != 1 || updated.Spec.EphemeralContainers[0].Name != "debugger" {
 		t.Fatalf("ephemeral containers %+v", updated.Spec.EphemeralContainers)
 	}
+	if updated.Generation != pod.Generation+1 {
+		t.Errorf("generation %d after adding an ephemeral container, want %d", updated.Generation, pod.Generation+1)
+	}
 	got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil || len(got.Spec.EphemeralContainers) != 1 {
 		t.Fatalf("the stored pod: %v %+v", err, got)

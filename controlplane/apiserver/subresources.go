@@ -331,6 +331,11 @@ func ephemeralContainersSubresource() *subresource {
 			if errs := validateEphemeralContainersUpdate(next, old); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), old.Name, errs)
 			}
+			// A change of the ephemeral containers is a spec change: the
+			// pod's generation grows, as upstream's.
+			if !apiequality.Semantic.DeepEqual(next.Spec.EphemeralContainers, old.Spec.EphemeralContainers) {
+				next.Generation = old.Generation + 1
+			}
 			return next, nil
 		},
 	}}
