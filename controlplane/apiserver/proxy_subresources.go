@@ -29,6 +29,13 @@ import (
 
 var proxyVerbs = []string{"create", "delete", "get", "patch", "update"}
 
+// proxyMethod reports whether a proxy subresource passes a request of
+// this method on: kube-apiserver's proxy methods, GET, HEAD, POST, PUT,
+// PATCH, DELETE and OPTIONS (which has no verb of its own).
+func proxyMethod(method, verb string) bool {
+	return method == http.MethodOptions || containsVerb(proxyVerbs, verb)
+}
+
 func podProxySubresource() *subresource {
 	return &subresource{Name: "proxy", Kind: corev1.SchemeGroupVersion.WithKind("PodProxyOptions"), Verbs: proxyVerbs, connect: (*request).proxyPod, path: true}
 }
@@ -39,7 +46,7 @@ func serviceProxySubresource() *subresource {
 
 // proxyPod serves pods/<[scheme:]name[:port]>/proxy[/path].
 func (q *request) proxyPod() error {
-	if !containsVerb(proxyVerbs, q.info.Verb) {
+	if !proxyMethod(q.r.Method, q.info.Verb) {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/proxy"}, q.info.Verb)
 	}
 	scheme, name, port, ok := utilnet.SplitSchemeNamePort(q.info.Name)
@@ -72,7 +79,7 @@ func (q *request) proxyPod() error {
 
 // proxyService serves services/<[scheme:]name[:port]>/proxy[/path].
 func (q *request) proxyService() error {
-	if !containsVerb(proxyVerbs, q.info.Verb) {
+	if !proxyMethod(q.r.Method, q.info.Verb) {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "services/proxy"}, q.info.Verb)
 	}
 	scheme, name, port, ok := utilnet.SplitSchemeNamePort(q.info.Name)

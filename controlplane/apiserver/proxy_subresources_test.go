@@ -76,6 +76,9 @@ func TestPodAndServiceProxy(t *testing.T) {
 	if code, body := get(http.MethodPost, base+"/pods/http:web:"+strconv.Itoa(port)+"/proxy/"); code != 200 || body != `POST /? auth=""` {
 		t.Errorf("pod proxy POST: %d %q", code, body)
 	}
+	if code, body := get(http.MethodOptions, base+"/pods/web:"+strconv.Itoa(port)+"/proxy/"); code != 200 || body != `OPTIONS /? auth=""` {
+		t.Errorf("pod proxy OPTIONS: %d %q", code, body)
+	}
 	// An HTML answer's links stay under the proxy path, as kube-apiserver
 	// rewrites them.
 	proxied := base + "/pods/web:" + strconv.Itoa(port) + "/proxy"
