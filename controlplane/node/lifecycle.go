@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,24 +101,12 @@ func (a *Agent) postStart(ctx context.Context, w *podWorker, pod *corev1.Pod, c 
 	}
 }
 
-// terminatePod stops the pod's running containers in parallel, each with
-// its preStop hook and the pod's grace period, removes them and deletes
-// the pod object with grace 0, as kubelet's status manager does once a
-// terminating pod's containers are gone.
-func (a *Agent) terminatePod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
-	if w.deleteSent {
-		return
-	}
-	byName, err := a.containersByName(ctx, w.uid)
-	if err != nil {
-		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
-		return
-	}
-	grace := podGrace(pod)
-	podIP := a.podIP(w, pod)
-	a.log.Debug("stopping pod", "pod", w.namespace+"/"+w.name, "grace", grace)
+// stopContainers stops the pod's running containers in parallel, each
+// with its preStop hook and the pod's grace period (a Killing event each).
+func (a *Agent) stopContainers(ctx context.Context, w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus) {
+	grace, podIP := podGrace(pod), a.podIP(w, pod)
 	var wg sync.WaitGroup
-	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		insts := byName[c.Name]
 		if len(insts) == 0 || insts[len(insts)-1].State != runtime.StateRunning {
 			continue
@@ -131,6 +120,23 @@ func (a *Agent) terminatePod(ctx context.Context, w *podWorker, pod *corev1.Pod)
 		}()
 	}
 	wg.Wait()
+}
+
+// terminatePod stops the pod's running containers in parallel, each with
+// its preStop hook and the pod's grace period, removes them and deletes
+// the pod object with grace 0, as kubelet's status manager does once a
+// terminating pod's containers are gone.
+func (a *Agent) terminatePod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
+	if w.deleteSent {
+		return
+	}
+	byName, err := a.containersByName(ctx, w.uid)
+	if err != nil {
+		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
+		return
+	}
+	a.log.Debug("stopping pod", "pod", w.namespace+"/"+w.name, "grace", podGrace(pod))
+	a.stopContainers(ctx, w, pod, byName)
 	if ctx.Err() != nil {
 		return
 	}

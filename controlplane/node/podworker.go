@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -298,22 +297,7 @@ func (a *Agent) failPastDeadline(ctx context.Context, w *podWorker, pod *corev1.
 		a.log.Warn("failed to list containers", "pod", w.namespace+"/"+w.name, "err", err)
 		return
 	}
-	grace, podIP := podGrace(pod), a.podIP(w, pod)
-	var wg sync.WaitGroup
-	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		insts := byName[c.Name]
-		if len(insts) == 0 || insts[len(insts)-1].State != runtime.StateRunning {
-			continue
-		}
-		id := insts[len(insts)-1].ID
-		a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.killContainerAt(ctx, podIP, pod, c, id, grace)
-		}()
-	}
-	wg.Wait()
+	a.stopContainers(ctx, w, pod, byName)
 	if err := a.cfg.Runtime.StopPod(ctx, string(w.uid), 0); err != nil && ctx.Err() == nil {
 		a.log.Warn("failed to stop pod", "pod", w.namespace+"/"+w.name, "err", err)
 	}
