@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,13 +75,7 @@ spec:
 // CustomObjectsApi against a CRD: create (pruned), list, a 422 with its
 // field path, and a streaming watch.
 func TestCustomObjectsWithPythonClient(t *testing.T) {
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s with python3-kubernetes is required and is missing (scripts/install-deps.sh installs it): %v", python, err)
-		}
-		t.Skipf("%s with python3-kubernetes not installed (run scripts/install-deps.sh): %v", python, err)
-	}
+	python := requirePythonClient(t)
 	c := SharedCluster(t)
 	c.MustKubectl(t, gadgetCRD, "apply", "-f", "-")
 	t.Cleanup(func() { c.Kubectl(t, "", "delete", "crd", "gadgets.python.example.com", "--wait=false") })

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -297,13 +296,7 @@ print(json.dumps({"created": created.metadata.name, "policy": read.spec.concurre
 // TestPythonClientCronJob does CronJob CRUD with the official Python
 // client (python3-kubernetes).
 func TestPythonClientCronJob(t *testing.T) {
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s with python3-kubernetes is required and is missing (scripts/install-deps.sh installs it): %v", python, err)
-		}
-		t.Skipf("%s with python3-kubernetes not installed (run scripts/install-deps.sh): %v", python, err)
-	}
+	python := requirePythonClient(t)
 	c := SharedCluster(t)
 	out, err := exec.Command(python, "-c", pythonCronJobScript, c.Kubeconfig, "py-cron").CombinedOutput()
 	if err != nil {

@@ -58,13 +58,7 @@ print(json.dumps(out))
 func TestOfficialPythonClient(t *testing.T) {
 	// Debian's python3-kubernetes is a module of the system python3, which
 	// a pyenv or venv python3 earlier on PATH does not see.
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s with python3-kubernetes is required and is missing (scripts/install-deps.sh installs it): %v", python, err)
-		}
-		t.Skipf("%s with python3-kubernetes not installed (run scripts/install-deps.sh): %v", python, err)
-	}
+	python := requirePythonClient(t)
 	c := SharedCluster(t)
 	id := strings.ToLower(strings.ReplaceAll(t.Name(), "Test", ""))
 	out, err := exec.Command(python, "-c", pythonClientScript, c.Kubeconfig, id).CombinedOutput()
@@ -101,4 +95,19 @@ func TestOfficialPythonClient(t *testing.T) {
 	if len(got.AfterDelete) != 0 {
 		t.Errorf("after deleting both, listed %v", got.AfterDelete)
 	}
+}
+
+// requirePythonClient returns Debian's python3 with the official
+// Kubernetes client (python3-kubernetes); without it the test fails under
+// CI and is skipped elsewhere.
+func requirePythonClient(t *testing.T) string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s with python3-kubernetes is required and is missing (scripts/install-deps.sh installs it): %v", python, err)
+		}
+		t.Skipf("%s with python3-kubernetes not installed (run scripts/install-deps.sh): %v", python, err)
+	}
+	return python
 }

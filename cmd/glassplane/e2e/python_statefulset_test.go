@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"testing"
 )
@@ -53,13 +52,7 @@ print(json.dumps(out))
 // TestPythonClientStatefulSet runs the official Python client's
 // StatefulSet CRUD against the shared cluster.
 func TestPythonClientStatefulSet(t *testing.T) {
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s with python3-kubernetes is required and is missing (scripts/install-deps.sh installs it): %v", python, err)
-		}
-		t.Skipf("%s with python3-kubernetes not installed (run scripts/install-deps.sh): %v", python, err)
-	}
+	python := requirePythonClient(t)
 	c := SharedCluster(t)
 	out, err := exec.Command(python, "-c", pythonStatefulSetScript, c.Kubeconfig).CombinedOutput()
 	if err != nil {
