@@ -72,7 +72,10 @@
 // AtomicWriter does (a ..data link to a timestamped payload, swapped in
 // one step; atomicwriter.go) and brought up to date on each full sync
 // (every 10 s), so a changed ConfigMap, Secret or pod label shows in the
-// container's files. A pod's fsGroup is, as the kubelet's
+// container's files. Ephemeral containers (pods/ephemeralcontainers,
+// kubectl debug) are started once beside the app containers and reported
+// in ephemeralContainerStatuses; a pod past its activeDeadlineSeconds is
+// stopped and Failed with reason DeadlineExceeded. A pod's fsGroup is, as the kubelet's
 // SetVolumeOwnership makes it (volume_ownership.go), the group of its
 // emptyDir, configMap, secret, downwardAPI and projected volumes (group
 // read bits on their files, setgid directories), and with its
