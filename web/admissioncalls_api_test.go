@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,24 +60,37 @@ func TestRequestsPageShowsARealPolicyDenial(t *testing.T) {
 		t.Fatalf("the policy never denied: %v", err)
 	}
 
-	doc, raw := e.get(t, "/requests?failed=1")
+	// The audit event reaches the dashboard's log a moment after the
+	// response (the API server records it when the handler returns, and
+	// the feed copies it over), so the page is read until the call shows.
+	var doc *html.Node
+	var raw string
+	var denied []*html.Node
+	for end := time.Now().Add(deadline); ; {
+		doc, raw = e.get(t, "/requests?failed=1")
+		denied = denied[:0]
+		for _, c := range byTestID(doc, "admission-call") {
+			if attr(c, "data-kind") == "ValidatingAdmissionPolicy" && attr(c, "data-result") == "denied" {
+				denied = append(denied, c)
+			}
+		}
+		if len(denied) > 0 || time.Now().After(end) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if strings.Contains(raw, "<forbidden>") {
 		t.Fatal("the policy's message is not escaped")
 	}
-	var denied int
-	for _, c := range byTestID(doc, "admission-call") {
-		if attr(c, "data-kind") != "ValidatingAdmissionPolicy" || attr(c, "data-result") != "denied" {
-			continue
-		}
-		denied++
+	if len(denied) == 0 {
+		t.Fatalf("no denied ValidatingAdmissionPolicy call on the requests page:\n%s", text(doc))
+	}
+	for _, c := range denied {
 		if name := text(byTestID(c, "admission-call-name")[0]); name != "no-forbidden-key / no-forbidden-key-binding" {
 			t.Errorf("call names %q", name)
 		}
 		if msg := byTestID(c, "admission-call-message"); len(msg) != 1 || !strings.Contains(text(msg[0]), "the key <forbidden> is not allowed") {
 			t.Errorf("call message %v", msg)
 		}
-	}
-	if denied == 0 {
-		t.Errorf("no denied ValidatingAdmissionPolicy call on the requests page:\n%s", text(doc))
 	}
 }
