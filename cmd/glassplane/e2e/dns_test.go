@@ -311,6 +311,30 @@ func TestClusterDNS(t *testing.T) {
 		}
 		t.Errorf("nslookup web through 10.96.0.10 did not answer the ClusterIP %s:\n%s", web.Spec.ClusterIP, out)
 	})
+	t.Run("a pod reaches the Service by its names", func(t *testing.T) {
+		// The lookup and the connection a client makes: wget resolves web
+		// and its full name through 10.96.0.10 and connects to the
+		// ClusterIP, which the proxy carries to web-1. (The demo image's
+		// busybox wget crashes on -T, so timeout bounds each fetch.)
+		full := "web." + ns + ".svc.cluster.local"
+		cmd := fmt.Sprintf("timeout 5 wget -q -O- http://web/ && echo && timeout 5 wget -q -O- http://%s/", full)
+		var out string
+		for attempt := 1; ; attempt++ {
+			name := fmt.Sprintf("fetch-by-name-%d", attempt)
+			run(name, nil, nil, "sh", "-c", cmd)
+			waitPodDone(t, c, ns, name, 3*time.Minute)
+			out = c.MustKubectl(t, "", "logs", "-n", ns, name)
+			if strings.Count(out, "Hello from web-1") == 2 {
+				t.Logf("answered at attempt %d", attempt)
+				return
+			}
+			if attempt == 10 {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		t.Errorf("wget http://web/ and http://%s/ from a pod did not both reach web-1:\n%s", full, out)
+	})
 }
 
 // waitPodDone waits until the pod succeeded or failed.
