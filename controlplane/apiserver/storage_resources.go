@@ -64,6 +64,11 @@ func storageResources() []*resource {
 			GVK: sk("VolumeAttachment"), Resource: "volumeattachments", Singular: "volumeattachment",
 			Verbs: verbsAll, StorageResource: "volumeattachments", HasStatus: true,
 			Subresources: []*subresource{statusSubresource()},
+			// The attacher reports through /status, as upstream's
+			// strategy has it: a create starts with none.
+			PrepareCreate: func(_ context.Context, obj runtime.Object) {
+				obj.(*storagev1.VolumeAttachment).Status = storagev1.VolumeAttachmentStatus{}
+			},
 		},
 	}
 }

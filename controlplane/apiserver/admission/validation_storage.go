@@ -3,6 +3,7 @@ package admission
 import (
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -367,7 +368,62 @@ func validateCSIDriver(d *storagev1.CSIDriver, old *storagev1.CSIDriver) field.E
 		errs = append(errs, apimachineryvalidation.ValidateImmutableField(d.Spec.AttachRequired, old.Spec.AttachRequired, field.NewPath("spec", "attachRequired"))...)
 		errs = append(errs, apimachineryvalidation.ValidateImmutableField(d.Spec.VolumeLifecycleModes, old.Spec.VolumeLifecycleModes, field.NewPath("spec", "volumeLifecycleModes"))...)
 	}
-	return append(errs, apimachineryvalidation.ValidateObjectMeta(&d.ObjectMeta, false, csiDriverName, field.NewPath("metadata"))...)
+	errs = append(errs, apimachineryvalidation.ValidateObjectMeta(&d.ObjectMeta, false, csiDriverName, field.NewPath("metadata"))...)
+	return append(errs, validateCSIDriverSpec(&d.Spec, field.NewPath("spec"))...)
+}
+
+// validateCSIDriverSpec is upstream's check of the values of a CSIDriver's
+// spec: the defaulted booleans set (unless a client cleared them), the
+// known policy and modes, unique token audiences with sane lifetimes, and
+// the least allocatable update period. (Upstream names attachRequired's
+// path spec.attachedRequired in its error; so does this.)
+func validateCSIDriverSpec(spec *storagev1.CSIDriverSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		path string
+		set  bool
+	}{
+		{"attachedRequired", spec.AttachRequired != nil},
+		{"podInfoOnMount", spec.PodInfoOnMount != nil},
+		{"storageCapacity", spec.StorageCapacity != nil},
+	} {
+		if !f.set {
+			errs = append(errs, field.Required(p.Child(f.path), ""))
+		}
+	}
+	if spec.FSGroupPolicy != nil {
+		policies := []string{string(storagev1.FileFSGroupPolicy), string(storagev1.NoneFSGroupPolicy), string(storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy)}
+		if !slices.Contains(policies, string(*spec.FSGroupPolicy)) {
+			errs = append(errs, field.NotSupported(p.Child("fsGroupPolicy"), *spec.FSGroupPolicy, policies))
+		}
+	}
+	modes := []string{string(storagev1.VolumeLifecyclePersistent), string(storagev1.VolumeLifecycleEphemeral)}
+	for _, m := range spec.VolumeLifecycleModes {
+		if !slices.Contains(modes, string(m)) {
+			errs = append(errs, field.NotSupported(p.Child("volumeLifecycleModes"), m, modes))
+		}
+	}
+	audiences := map[string]bool{}
+	for i, tr := range spec.TokenRequests {
+		path := p.Child("tokenRequests").Index(i)
+		if audiences[tr.Audience] {
+			errs = append(errs, field.Duplicate(path.Child("audience"), tr.Audience))
+			continue
+		}
+		audiences[tr.Audience] = true
+		if tr.ExpirationSeconds == nil {
+			continue
+		}
+		if secs := *tr.ExpirationSeconds; secs < 600 {
+			errs = append(errs, field.Invalid(path.Child("expirationSeconds"), secs, "may not specify a duration less than 10 minutes"))
+		} else if secs > 1<<32 {
+			errs = append(errs, field.Invalid(path.Child("expirationSeconds"), secs, "may not specify a duration larger than 2^32 seconds"))
+		}
+	}
+	if period := spec.NodeAllocatableUpdatePeriodSeconds; period != nil && *period < 10 {
+		errs = append(errs, field.Invalid(p.Child("nodeAllocatableUpdatePeriodSeconds"), *period, "must be greater than or equal to 10 seconds"))
+	}
+	return errs
 }
 
 // csiDriverName is ValidateCSIDriverName's rule as a name function.
