@@ -88,7 +88,7 @@ func TestNewDemosNameTheirMechanisms(t *testing.T) {
 		{"cron-job", []string{"*/1 * * * *", "timeZone", "successfulJobsHistoryLimit", "cronjob.kubernetes.io/instantiate: manual", "SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"}},
 		{"autoscale", []string{"metrics.glassplane.io/simulated-usage", "--simulated-usage", "metrics.k8s.io", "ScalingLimited", "New size: 4; reason: cpu resource utilization (percentage of request) above target", "All metrics below target"}},
 		{"custom-resource", []string{"NamesAccepted", "Established", "x-kubernetes-validations", "422 Invalid", "customresourcecleanup.apiextensions.k8s.io"}},
-		{"service-dns", []string{"kubectl expose", "kubernetes.io/service-name=hello", "svc.cluster.local", "10.96.0.10", "EndpointsProgrammed", "terminating"}},
+		{"service-dns", []string{"kubectl expose", "kubernetes.io/service-name=hello", "svc.cluster.local", "10.96.0.10", "EndpointsProgrammed", "terminating", "ServiceReached"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.demo, func(t *testing.T) {

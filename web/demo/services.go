@@ -33,6 +33,19 @@ const demoHTTPPort = 8080
 // show the traffic moved.
 const probesAfterKill = 3
 
+// ReasonServiceReached is the reason of the Event the service-dns demo
+// records on its client pod for each probe that got a reply: the client
+// looked the Service's name up through cluster DNS and connected, and a
+// replica answered. Kubernetes has no Event for this (the connection goes
+// through the kernel's rules, not a component); it is the demo's own
+// report, which the dashboard's map plays as the DNS lookup, its answer
+// and the connection.
+const ReasonServiceReached = "ServiceReached"
+
+// EventSource is the component the demos' Events name as their reporter
+// (source.component and reportingComponent).
+const EventSource = "glassplane-demo"
+
 // serviceDNS is the service-dns demo: two replicas of the demo image's
 // httpd behind a Service, found by a client through cluster DNS; one
 // replica killed, the traffic moves to the other. Without a containerd
@@ -43,6 +56,7 @@ func serviceDNS() Demo {
 	uids := map[string]types.UID{}
 	var real bool
 	var clusterIP string
+	var reached *replyRecorder
 	lastProbe := 0
 	return Demo{
 		Name:  "service-dns",
@@ -115,8 +129,8 @@ func serviceDNS() Demo {
 				return textf("EndpointSlice of service/%s: ready endpoints %s", "service/%s의 EndpointSlice, Ready 엔드포인트: %s", svcName, eps), nil
 			}},
 			{Say: Text{
-				"A client pod finds the Service by name: its resolv.conf points at cluster DNS (the kube-dns Service, 10.96.0.10) with the search path <namespace>.svc.cluster.local, so hello.<namespace>.svc.cluster.local resolves to the cluster IP. It then connects to port 80, and the node's service proxy sends the connection to one of the ready pods.",
-				"클라이언트 pod가 이름으로 Service를 찾습니다. pod의 resolv.conf는 클러스터 DNS(kube-dns Service, 10.96.0.10)를 가리키고 검색 경로에 <namespace>.svc.cluster.local이 있어서, hello.<namespace>.svc.cluster.local은 클러스터 IP로 풀립니다. 그다음 80번 포트로 연결하면 노드의 서비스 프록시가 Ready 상태인 pod 중 하나로 연결을 보냅니다.",
+				"A client pod finds the Service by name: its resolv.conf points at cluster DNS (the kube-dns Service, 10.96.0.10) with the search path <namespace>.svc.cluster.local, so hello.<namespace>.svc.cluster.local resolves to the cluster IP. It then connects to port 80, and the node's service proxy sends the connection to one of the ready pods. The demo records each reply it reads in the client's log as a ServiceReached Event on the client pod (Kubernetes has no Event for this), which the cluster map plays: the lookup, cluster DNS's answer, the connection.",
+				"클라이언트 pod가 이름으로 Service를 찾습니다. pod의 resolv.conf는 클러스터 DNS(kube-dns Service, 10.96.0.10)를 가리키고 검색 경로에 <namespace>.svc.cluster.local이 있어서, hello.<namespace>.svc.cluster.local은 클러스터 IP로 풀립니다. 그다음 80번 포트로 연결하면 노드의 서비스 프록시가 Ready 상태인 pod 중 하나로 연결을 보냅니다. 데모는 클라이언트 로그에서 읽은 응답마다 클라이언트 pod에 ServiceReached 이벤트를 기록하고(Kubernetes에는 이런 이벤트가 없습니다), 클러스터 맵은 이를 DNS 조회, 클러스터 DNS의 응답, 연결 순서로 보여 줍니다.",
 			}, Do: func(ctx context.Context, env *Env) (Text, error) {
 				fqdn := svcName + "." + env.Namespace + ".svc." + ClusterDomain
 				if !real {
@@ -128,11 +142,13 @@ func serviceDNS() Demo {
 					NodeSelector: map[string]string{runtimeLabel: realRuntime},
 				}}
 				p.Spec.Containers[0].Command = []string{"sh", "-c", probeScript(fqdn)}
-				if _, err := env.createPod(ctx, p); err != nil {
+				created, err := env.createPod(ctx, p)
+				if err != nil {
 					return Text{}, err
 				}
+				reached = newReplyRecorder(created, fqdn, uids)
 				var got probe
-				err := until(ctx, env, textf("a reply to the client from service %s", "클라이언트가 service %s로부터 응답 받기", svcName), func(ctx context.Context) (bool, error) {
+				err = until(ctx, env, textf("a reply to the client from service %s", "클라이언트가 service %s로부터 응답 받기", svcName), func(ctx context.Context) (bool, error) {
 					probes, err := readProbes(ctx, env, client)
 					if err != nil {
 						return false, nil
@@ -145,6 +161,9 @@ func serviceDNS() Demo {
 					return true, nil
 				})
 				if err != nil {
+					return Text{}, err
+				}
+				if err := reached.record(ctx, env, got); err != nil {
 					return Text{}, err
 				}
 				return textf("client: nslookup %s → %s; wget http://%s/ → answered by pod %s",
@@ -191,6 +210,9 @@ func serviceDNS() Demo {
 						if p.n <= lastProbe {
 							continue
 						}
+						if err := reached.record(ctx, env, p); err != nil {
+							return false, err
+						}
 						if p.replica != survivor {
 							replies = replies[:0]
 							continue
@@ -208,6 +230,67 @@ func serviceDNS() Demo {
 			}},
 		},
 	}
+}
+
+// replyRecorder records a ServiceReached Event on the service-dns demo's
+// client pod for each probe that got a reply, through the API as the
+// demo's user, each probe at most once; the run's cleanup deletes them.
+type replyRecorder struct {
+	client *corev1.Pod
+	fqdn   string
+	// replicas are the uids of the pods that may answer, by name.
+	replicas map[string]types.UID
+	recorded map[int]bool
+}
+
+func newReplyRecorder(client *corev1.Pod, fqdn string, replicas map[string]types.UID) *replyRecorder {
+	return &replyRecorder{client: client, fqdn: fqdn, replicas: replicas, recorded: map[int]bool{}}
+}
+
+// record records p, unless it got no reply or is recorded already: an
+// Event about the client whose related object is the replica that
+// answered.
+func (r *replyRecorder) record(ctx context.Context, env *Env, p probe) error {
+	if p.replica == "" || r.recorded[p.n] {
+		return nil
+	}
+	now := metav1.Now()
+	e := &corev1.Event{
+		ObjectMeta: meta(env, r.client.Name+".probe-"+strconv.Itoa(p.n), "service-dns"),
+		InvolvedObject: corev1.ObjectReference{
+			Kind: "Pod", APIVersion: "v1", Namespace: r.client.Namespace, Name: r.client.Name, UID: r.client.UID,
+		},
+		Related: &corev1.ObjectReference{
+			Kind: "Pod", APIVersion: "v1", Namespace: r.client.Namespace, Name: p.replica, UID: r.replicas[p.replica],
+		},
+		Reason:              ReasonServiceReached,
+		Message:             ServiceReachedMessage(r.fqdn, p.lookup, p.replica),
+		Type:                corev1.EventTypeNormal,
+		Source:              corev1.EventSource{Component: EventSource},
+		ReportingController: EventSource,
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+	}
+	events := env.Client.CoreV1().Events(env.Namespace)
+	created, err := events.Create(ctx, e, metav1.CreateOptions{})
+	if err != nil {
+		return env.errorf("failed to record event %s for probe %d: %w", "이벤트 %s(프로브 %d) 기록에 실패했습니다: %w", e.Name, p.n, err)
+	}
+	env.remember("event", created, events.Delete, metav1.DeleteOptions{})
+	r.recorded[p.n] = true
+	return nil
+}
+
+// ServiceReachedMessage is the message of a ServiceReached Event: the
+// name looked up, the address cluster DNS answered ("?" when the client's
+// log has none), the URL fetched by that name and the pod that answered.
+// The dashboard's map reads the Event by this shape (static/js/map.js).
+func ServiceReachedMessage(fqdn, address, replica string) string {
+	if address == "" {
+		address = "?"
+	}
+	return "nslookup " + fqdn + " → " + address + "; wget http://" + fqdn + "/ → answered by " + replica
 }
 
 // hasRealNode tells whether a Ready node runs containers for real.
