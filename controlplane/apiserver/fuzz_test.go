@@ -29,6 +29,11 @@ func (fuzzAccounts) GetServiceAccount(_ context.Context, namespace, name string)
 	return sa, true, nil
 }
 
+// GetBoundObject finds no bound object (the fuzzer binds none).
+func (fuzzAccounts) GetBoundObject(context.Context, string, string, string) (string, bool, error) {
+	return "", false, nil
+}
+
 // fuzzSeeds are request bodies the fuzzer starts from, one per resource
 // kind it decodes into.
 var fuzzSeeds = []string{

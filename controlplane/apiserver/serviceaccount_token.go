@@ -2,17 +2,23 @@ package apiserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
+	"github.com/glassplane/glassplane/controlplane/apiserver/auth/node"
 )
 
 // TokenRequest limits, as kube-apiserver's.
@@ -113,6 +119,93 @@ func (g serviceAccountGetter) GetServiceAccount(ctx context.Context, namespace, 
 	return obj.(*corev1.ServiceAccount), true, nil
 }
 
+// GetBoundObject implements auth.ServiceAccountGetter: the UID of the Pod,
+// Secret or Node a token is bound to, read from storage.
+func (g serviceAccountGetter) GetBoundObject(ctx context.Context, kind, namespace, name string) (string, bool, error) {
+	res := g.s.byPath[corev1.SchemeGroupVersion.WithResource(strings.ToLower(kind)+"s")]
+	if res == nil {
+		return "", false, fmt.Errorf("no resource for kind %q", kind)
+	}
+	obj, err := g.s.getFromStore(ctx, res, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", false, err
+	}
+	return string(m.GetUID()), true, nil
+}
+
+// boundObjects resolves a TokenRequest's boundObjectRef as kube-apiserver's
+// TokenREST does: a Pod running as the ServiceAccount (with the Node it is
+// bound to, for information), a Secret or a Node, whose UID must match the
+// reference's when it gives one.
+func (q *request) boundObjects(sa string, ref *authenticationv1.BoundObjectReference) (auth.BoundObjects, error) {
+	var bound auth.BoundObjects
+	if ref == nil {
+		return bound, nil
+	}
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	if gvk.Group != "" || (gvk.Kind != "Pod" && gvk.Kind != "Secret" && gvk.Kind != "Node") {
+		return bound, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
+	}
+	namespace := q.info.Namespace
+	if gvk.Kind == "Node" {
+		namespace = ""
+	}
+	res := q.s.byPath[corev1.SchemeGroupVersion.WithResource(strings.ToLower(gvk.Kind)+"s")]
+	obj, err := q.s.getFromStore(q.ctx, res, namespace, ref.Name)
+	if err != nil {
+		return bound, err
+	}
+	m, _ := meta.Accessor(obj)
+	uid := m.GetUID()
+	claim := &auth.ClaimsObject{Name: m.GetName(), UID: string(uid)}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if o.Spec.ServiceAccountName != sa {
+			return bound, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", sa))
+		}
+		bound.Pod = claim
+		if nodeName := o.Spec.NodeName; nodeName != "" {
+			bound.Node = &auth.ClaimsObject{Name: nodeName}
+			if uid, found, err := (serviceAccountGetter{q.s}).GetBoundObject(q.ctx, "Node", "", nodeName); err == nil && found {
+				bound.Node.UID = uid
+			}
+		}
+	case *corev1.Secret:
+		bound.Secret = claim
+	case *corev1.Node:
+		bound.Node = claim
+	}
+	if ref.UID != "" && ref.UID != uid {
+		return bound, apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, ref.Name,
+			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	return bound, nil
+}
+
+// restrictNodeToken is NodeRestriction's rule for TokenRequests (with
+// RBAC on): a node asks only for tokens bound to a pod scheduled to it.
+func (q *request) restrictNodeToken(sa string, bound auth.BoundObjects) error {
+	nodeName, isNode := node.Identity(q.user)
+	if !q.s.cfg.RBAC || !isNode {
+		return nil
+	}
+	gr := q.res.GroupResource()
+	if bound.Pod == nil {
+		return apierrors.NewForbidden(gr, sa, errors.New("node requested token not bound to a pod"))
+	}
+	if bound.Node == nil || bound.Node.Name != nodeName {
+		return apierrors.NewForbidden(gr, sa, errors.New("node requested token bound to a pod scheduled on a different node"))
+	}
+	return nil
+}
+
 func tokenSubresource() *subresource {
 	return &subresource{Name: "token", Kind: tokenRequestKind, Verbs: []string{"create"}, create: (*request).createToken}
 }
@@ -142,9 +235,6 @@ func (q *request) createToken() error {
 	if errs := validateTokenRequest(tr, q.info.Namespace, q.info.Name); len(errs) > 0 {
 		return apierrors.NewInvalid(tokenRequestKind.GroupKind(), q.info.Name, errs)
 	}
-	if tr.Spec.BoundObjectRef != nil {
-		return apierrors.NewBadRequest("boundObjectRef is not supported by this server")
-	}
 	q.enter(stageEtcd)
 	sa, found, err := serviceAccountGetter{q.s}.GetServiceAccount(q.ctx, q.info.Namespace, q.info.Name)
 	if err != nil {
@@ -154,6 +244,13 @@ func (q *request) createToken() error {
 		return apierrors.NewNotFound(q.res.GroupResource(), q.info.Name)
 	}
 	q.setObjectRef(sa)
+	bound, err := q.boundObjects(sa.Name, tr.Spec.BoundObjectRef)
+	if err != nil {
+		return err
+	}
+	if err := q.restrictNodeToken(sa.Name, bound); err != nil {
+		return err
+	}
 	if len(tr.Spec.Audiences) == 0 {
 		tr.Spec.Audiences = q.s.saTokens.Audiences()
 	}
@@ -166,7 +263,7 @@ func (q *request) createToken() error {
 		q.respond(http.StatusCreated, out)
 		return nil
 	}
-	token, exp, err := q.s.saTokens.Issue(sa, tr.Spec.Audiences, time.Duration(*tr.Spec.ExpirationSeconds)*time.Second)
+	token, exp, err := q.s.saTokens.Issue(sa, tr.Spec.Audiences, time.Duration(*tr.Spec.ExpirationSeconds)*time.Second, bound)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}

@@ -586,6 +586,7 @@ func (a *Agent) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.Serv
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: ptr.To(ptr.Deref(src.ExpirationSeconds, defaultTokenExpiry)),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID},
 	}}
 	if src.Audience != "" {
 		tr.Spec.Audiences = []string{src.Audience}

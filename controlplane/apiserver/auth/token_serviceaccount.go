@@ -77,10 +77,22 @@ func LoadOrCreateServiceAccountKey(path string) (*ecdsa.PrivateKey, error) {
 }
 
 // ServiceAccountGetter reads a ServiceAccount from storage; found is false
-// when it does not exist.
+// when it does not exist. GetBoundObject reads the UID of the Pod, Secret
+// (namespaced) or Node (namespace "") a token is bound to.
 type ServiceAccountGetter interface {
 	GetServiceAccount(ctx context.Context, namespace, name string) (sa *corev1.ServiceAccount, found bool, err error)
+	GetBoundObject(ctx context.Context, kind, namespace, name string) (uid string, found bool, err error)
 }
+
+// The user's extra keys a ServiceAccount token adds, as kube-apiserver's
+// (k8s.io/apiserver/pkg/authentication/serviceaccount).
+const (
+	ExtraCredentialID = "authentication.kubernetes.io/credential-id"
+	ExtraPodName      = "authentication.kubernetes.io/pod-name"
+	ExtraPodUID       = "authentication.kubernetes.io/pod-uid"
+	ExtraNodeName     = "authentication.kubernetes.io/node-name"
+	ExtraNodeUID      = "authentication.kubernetes.io/node-uid"
+)
 
 // ServiceAccountClaims are the claims of a ServiceAccount token, shaped as
 // Kubernetes' (pkg/serviceaccount/claims.go).
@@ -93,6 +105,16 @@ type ServiceAccountClaims struct {
 type KubernetesClaims struct {
 	Namespace      string       `json:"namespace,omitempty"`
 	ServiceAccount ClaimsObject `json:"serviceaccount"`
+	BoundObjects
+}
+
+// BoundObjects are the objects a token is bound to (valid only while they
+// exist with these UIDs): a Pod (with, for information, the Node it runs
+// on), a Secret or a Node.
+type BoundObjects struct {
+	Pod    *ClaimsObject `json:"pod,omitempty"`
+	Secret *ClaimsObject `json:"secret,omitempty"`
+	Node   *ClaimsObject `json:"node,omitempty"`
 }
 
 // ClaimsObject names an object bound into a token.
@@ -138,8 +160,8 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer string, audiences []s
 func (t *ServiceAccountTokens) Audiences() []string { return slices.Clone(t.audiences) }
 
 // Issue signs a token for sa, valid for audiences (default: the API's own)
-// from now for expiration.
-func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []string, expiration time.Duration) (string, time.Time, error) {
+// from now for expiration, and while the bound objects exist.
+func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []string, expiration time.Duration, bound BoundObjects) (string, time.Time, error) {
 	if len(audiences) == 0 {
 		audiences = t.audiences
 	}
@@ -158,6 +180,7 @@ func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []stri
 		Kubernetes: KubernetesClaims{
 			Namespace:      sa.Namespace,
 			ServiceAccount: ClaimsObject{Name: sa.Name, UID: string(sa.UID)},
+			BoundObjects:   bound,
 		},
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
@@ -212,12 +235,69 @@ func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 	if string(sa.UID) != k.ServiceAccount.UID {
 		return nil, fmt.Errorf("service account UID (%s) does not match claim (%s)", sa.UID, k.ServiceAccount.UID)
 	}
-	return &User{
+	if err := t.checkBound(ctx, k); err != nil {
+		return nil, err
+	}
+	u := &User{
 		Name:          claims.Subject,
 		UID:           string(sa.UID),
 		Groups:        []string{GroupServiceAccounts, GroupServiceAccounts + ":" + k.Namespace, GroupAuthenticated},
 		Authenticator: "serviceaccount-token",
-	}, nil
+		Extra:         map[string][]string{},
+	}
+	if claims.ID != "" {
+		u.Extra[ExtraCredentialID] = []string{"JTI=" + claims.ID}
+	}
+	if p := k.Pod; p != nil && p.Name != "" && p.UID != "" {
+		u.Extra[ExtraPodName], u.Extra[ExtraPodUID] = []string{p.Name}, []string{p.UID}
+	}
+	if n := k.Node; n != nil && n.Name != "" {
+		u.Extra[ExtraNodeName] = []string{n.Name}
+		if n.UID != "" {
+			u.Extra[ExtraNodeUID] = []string{n.UID}
+		}
+	}
+	if len(u.Extra) == 0 {
+		u.Extra = nil
+	}
+	return u, nil
+}
+
+// checkBound refuses a token whose bound Pod or Secret (or Node, when the
+// token is bound to the node itself) is gone or was made again, with
+// kube-apiserver's words. A pod being deleted keeps its token through its
+// graceful termination. The Node of a pod's token is information only.
+func (t *ServiceAccountTokens) checkBound(ctx context.Context, k KubernetesClaims) error {
+	check := []struct {
+		kind, namespace string
+		ref             *ClaimsObject
+	}{{"Pod", k.Namespace, k.Pod}, {"Secret", k.Namespace, k.Secret}}
+	if k.Pod == nil && k.Secret == nil {
+		check = append(check, struct {
+			kind, namespace string
+			ref             *ClaimsObject
+		}{"Node", "", k.Node})
+	}
+	for _, c := range check {
+		if c.ref == nil {
+			continue
+		}
+		what := strings.ToLower(c.kind)
+		name := c.ref.Name
+		if c.namespace != "" {
+			name = c.namespace + "/" + name
+		}
+		uid, found, err := t.accounts.GetBoundObject(ctx, c.kind, c.namespace, c.ref.Name)
+		switch {
+		case err != nil:
+			return fmt.Errorf("failed to get %s %q: %w", what, name, err)
+		case !found:
+			return errors.New("service account token has been invalidated")
+		case uid != c.ref.UID:
+			return fmt.Errorf("%s UID (%s) does not match claim (%s)", what, uid, c.ref.UID)
+		}
+	}
+	return nil
 }
 
 // Issuer is the iss claim of the tokens.

@@ -64,12 +64,22 @@ func TestParseTokenFile(t *testing.T) {
 	}
 }
 
-// fakeAccounts serves ServiceAccounts from a map keyed by namespace/name.
+// fakeAccounts serves ServiceAccounts from a map keyed by namespace/name,
+// and the objects tokens are bound to under kind:namespace/name (an entry
+// whose UID is the object's).
 type fakeAccounts map[string]*corev1.ServiceAccount
 
 func (f fakeAccounts) GetServiceAccount(_ context.Context, namespace, name string) (*corev1.ServiceAccount, bool, error) {
 	sa, ok := f[namespace+"/"+name]
 	return sa, ok, nil
+}
+
+func (f fakeAccounts) GetBoundObject(_ context.Context, kind, namespace, name string) (string, bool, error) {
+	o, ok := f[kind+":"+namespace+"/"+name]
+	if !ok {
+		return "", false, nil
+	}
+	return string(o.UID), true, nil
 }
 
 func newKey(t *testing.T) *ecdsa.PrivateKey {
@@ -99,7 +109,7 @@ func TestServiceAccountTokens(t *testing.T) {
 	}
 	issue := func(t *testing.T, ts *ServiceAccountTokens, sa *corev1.ServiceAccount, aud []string, d time.Duration) string {
 		t.Helper()
-		tok, _, err := ts.Issue(sa, aud, d)
+		tok, _, err := ts.Issue(sa, aud, d, BoundObjects{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +172,7 @@ func TestServiceAccountTokenClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, exp, err := tokens.Issue(robot, []string{"a", "b"}, 10*time.Minute)
+	tok, exp, err := tokens.Issue(robot, []string{"a", "b"}, 10*time.Minute, BoundObjects{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,5 +283,67 @@ func TestBearerTokenAndAnonymous(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBoundServiceAccountTokens: a token bound to a pod carries the pod and
+// its node, authenticates with kube-apiserver's extra keys (credential-id
+// from the jti, pod and node names and UIDs), and stops authenticating
+// when the pod is deleted or made again; a token bound to a node only
+// needs the node.
+func TestBoundServiceAccountTokens(t *testing.T) {
+	ctx := context.Background()
+	robot := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "robot", UID: "uid-sa"}}
+	obj := func(uid types.UID) *corev1.ServiceAccount { return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{UID: uid}} }
+	accounts := fakeAccounts{"ns1/robot": robot, "Pod:ns1/web-0": obj("uid-pod"), "Node:/node-1": obj("uid-node")}
+	tokens, err := NewServiceAccountTokens(newKey(t), "", nil, accounts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	podTok, _, err := tokens.Issue(robot, nil, time.Hour, BoundObjects{Pod: &ClaimsObject{Name: "web-0", UID: "uid-pod"}, Node: &ClaimsObject{Name: "node-1", UID: "uid-node"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := tokens.AuthenticateToken(ctx, podTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jti := u.Extra[ExtraCredentialID]
+	if len(jti) != 1 || !strings.HasPrefix(jti[0], "JTI=") || len(jti[0]) <= len("JTI=") {
+		t.Errorf("credential-id %v", jti)
+	}
+	for key, want := range map[string]string{ExtraPodName: "web-0", ExtraPodUID: "uid-pod", ExtraNodeName: "node-1", ExtraNodeUID: "uid-node"} {
+		if got := u.Extra[key]; len(got) != 1 || got[0] != want {
+			t.Errorf("extra %s = %v, want [%s]", key, got, want)
+		}
+	}
+	// The node of a pod's token is information: the token outlives it.
+	delete(accounts, "Node:/node-1")
+	if _, err := tokens.AuthenticateToken(ctx, podTok); err != nil {
+		t.Errorf("the pod's token failed without its node: %v", err)
+	}
+	accounts["Pod:ns1/web-0"] = obj("uid-pod-2")
+	if _, err := tokens.AuthenticateToken(ctx, podTok); err == nil || err.Error() != "pod UID (uid-pod-2) does not match claim (uid-pod)" {
+		t.Errorf("recreated pod: %v", err)
+	}
+	delete(accounts, "Pod:ns1/web-0")
+	if _, err := tokens.AuthenticateToken(ctx, podTok); err == nil || err.Error() != "service account token has been invalidated" || errors.Is(err, ErrNoIdentity) {
+		t.Errorf("deleted pod: %v", err)
+	}
+
+	nodeTok, _, err := tokens.Issue(robot, nil, time.Hour, BoundObjects{Node: &ClaimsObject{Name: "node-2", UID: "uid-node-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.AuthenticateToken(ctx, nodeTok); err == nil {
+		t.Error("a token bound to a node that does not exist authenticated")
+	}
+	accounts["Node:/node-2"] = obj("uid-node-2")
+	u, err = tokens.AuthenticateToken(ctx, nodeTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := u.Extra[ExtraPodName]; ok || u.Extra[ExtraNodeName][0] != "node-2" {
+		t.Errorf("node-bound extras %v", u.Extra)
 	}
 }
