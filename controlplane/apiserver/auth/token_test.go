@@ -294,7 +294,9 @@ func TestBearerTokenAndAnonymous(t *testing.T) {
 func TestBoundServiceAccountTokens(t *testing.T) {
 	ctx := context.Background()
 	robot := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "robot", UID: "uid-sa"}}
-	obj := func(uid types.UID) *corev1.ServiceAccount { return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{UID: uid}} }
+	obj := func(uid types.UID) *corev1.ServiceAccount {
+		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{UID: uid}}
+	}
 	accounts := fakeAccounts{"ns1/robot": robot, "Pod:ns1/web-0": obj("uid-pod"), "Node:/node-1": obj("uid-node")}
 	tokens, err := NewServiceAccountTokens(newKey(t), "", nil, accounts)
 	if err != nil {
