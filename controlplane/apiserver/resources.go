@@ -251,6 +251,9 @@ func newResources() []*resource {
 		{
 			GVK: networkingv1.SchemeGroupVersion.WithKind("ServiceCIDR"), Resource: "servicecidrs", Singular: "servicecidr",
 			Verbs: verbsRead, StorageResource: "servicecidrs", HasStatus: true,
+			// Read-only like the resource: Glassplane's allocator owns the
+			// one range and its Ready condition.
+			Subresources: []*subresource{{Name: "status", Verbs: []string{"get"}, view: statusSubresource().view}},
 		},
 		{
 			GVK: networkingv1.SchemeGroupVersion.WithKind("IPAddress"), Resource: "ipaddresses", Singular: "ipaddress", ShortNames: []string{"ip"},

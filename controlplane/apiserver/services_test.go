@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -267,6 +268,15 @@ func TestKubernetesService(t *testing.T) {
 	}
 	if fmt.Sprint(cidr.Spec.CIDRs) != "[10.96.0.0/16]" {
 		t.Errorf("servicecidr cidrs = %v", cidr.Spec.CIDRs)
+	}
+	// servicecidrs/status reads the same object, as upstream's.
+	status := struct {
+		Kind     string
+		Metadata metav1.ObjectMeta
+	}{}
+	raw, err := shared.client.NetworkingV1().RESTClient().Get().Resource("servicecidrs").Name("kubernetes").SubResource("status").DoRaw(ctx)
+	if err != nil || json.Unmarshal(raw, &status) != nil || status.Kind != "ServiceCIDR" || status.Metadata.UID != cidr.UID {
+		t.Errorf("servicecidrs/status: %v %s", err, raw)
 	}
 }
 
