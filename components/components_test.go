@@ -287,6 +287,7 @@ func TestClusterMap(t *testing.T) {
 		{"scheduler", "map-box-scheduler"},
 		{"controller manager", "map-box-controller-manager"},
 		{"dashboard", "map-box-dashboard"},
+		{"cluster DNS", "map-box-dns"},
 		{"node agent", "map-box-node:node1"},
 		{"containerd", "map-box-containerd:node1"},
 		{"pod inside its node", "map-pod-default-mypod"},
@@ -298,8 +299,8 @@ func TestClusterMap(t *testing.T) {
 	}
 	t.Run("every edge ends at the API server or inside a node", func(t *testing.T) {
 		edges := findAll(doc, func(n *html.Node) bool { c, _ := attr(n, "class"); return n.Data == "line" && c == "edge" })
-		if len(edges) != 3+2+2*2 {
-			t.Fatalf("edges = %d, want 9", len(edges))
+		if len(edges) != 4+2+2*2 {
+			t.Fatalf("edges = %d, want 10", len(edges))
 		}
 		for _, e := range edges {
 			from, _ := attr(e, "data-from")

@@ -69,6 +69,7 @@ export const KO = {
   "map.dashboard.sub": "모든 변경을 watch",
   "map.node-agent": "노드 에이전트",
   "map.containerd.sub": "컨테이너 런타임",
+  "map.dns": "클러스터 DNS",
   "apply.lead": "매니페스트는 {0}처럼 API 서버로 전달되어 인증, 인가, admission을 거친 뒤 etcd에 저장됩니다. 여러 문서는 {1}로 구분할 수 있습니다. {2}은 etcd에 저장하기 전에 멈추고({3}), admission과 기본값 설정이 무엇을 추가하는지 보여 줍니다.",
   "apply.acting-as": "{0} 사용자로 실행합니다. RBAC가 이 사용자의 권한으로 판단합니다.",
   "apply.examples": "예제:",

@@ -57,6 +57,13 @@ const RUNTIME_REASONS = new Set(["Pulling", "Pulled", "Created", "Started"]);
 // PROGRAMMED is the reason of the Event a node's service proxy records on
 // a Service when it programmed the Service's endpoints.
 const PROGRAMMED = "EndpointsProgrammed";
+// REACHED is the reason of the Event the service-dns demo records on its
+// client pod for each reply the client got (web/demo ReasonServiceReached);
+// REACHED_MESSAGE is the shape of its message (ServiceReachedMessage): the
+// name looked up, cluster DNS's answer, the URL fetched by that name and the
+// pod that answered.
+const REACHED = "ServiceReached";
+const REACHED_MESSAGE = /^nslookup (\S+) → (\S+); wget (\S+) → answered by (\S+)$/;
 
 // Geometry shared with components/format.go.
 const NODE_Y = 272, NODE_W = 220, NODE_H = 212, NODE_GAP = 24, MIN_WIDTH = 1000, HEIGHT = 500, PODS_PER_ROW = 10;
@@ -87,6 +94,23 @@ export function componentOf(user) {
 
 function podKey(m) {
   return `${m.namespace || ""}/${m.name || ""}`;
+}
+
+// reachedOf reads a ServiceReached Event's message: the name looked up and
+// its address, the Service (the name's first label) and port connected to,
+// and the pod that answered; null when the message has another shape.
+function reachedOf(message) {
+  const m = REACHED_MESSAGE.exec(message || "");
+  if (!m) return null;
+  const [, fqdn, address, url, replica] = m;
+  let port = "";
+  try {
+    const u = new URL(url);
+    port = u.port || (u.protocol === "https:" ? "443" : "80");
+  } catch {
+    return null;
+  }
+  return { fqdn, address, service: fqdn.split(".")[0], port, replica };
 }
 
 // heldObject names the object a held group of steps is about ("" for none).
@@ -149,8 +173,23 @@ class ClusterMap {
     this.boxes.set(d.box, { g, x: +d.x, y: +d.y, w: +d.w, h: +d.h, cx: +d.x + +d.w / 2, cy: +d.y + +d.h / 2 });
   }
 
+  // box is where a step starts or ends: a component's box, or for
+  // "pod:<namespace>/<name>" the pod's dot (podBox).
   box(id) {
+    if (id.startsWith("pod:")) return this.podBox(id.slice(4));
     return this.boxes.get(id) || null;
+  }
+
+  // podBox is a pod's dot as a box, or its node's agent when the dot is
+  // not on the map (null when the map knows no node of the pod).
+  podBox(key) {
+    const dot = this.dots.get(key);
+    if (dot?.isConnected) {
+      const cx = +dot.getAttribute("cx"), cy = +dot.getAttribute("cy");
+      return { g: dot, x: cx - 7, y: cy - 7, w: 14, h: 14, cx, cy };
+    }
+    const node = this.pods.get(key)?.node;
+    return node ? this.box(`node:${node}`) : null;
   }
 
   edge(from, to) {
@@ -394,6 +433,10 @@ class ClusterMap {
       return;
     }
     if (m.kind !== "Pod") return;
+    if (m.action === REACHED) {
+      this.onReached(m);
+      return;
+    }
     const key = podKey(m);
     const node = this.pods.get(key)?.node || "";
     const vars = { pod: m.name, node, reason: m.action, message: m.message };
@@ -407,6 +450,24 @@ class ClusterMap {
     }
     // The runtime step came before the pod's held "Running".
     if (step) this.hold([step], { deadline: 0 }, this.held.findIndex((h) => h.waitStarted === key));
+    this.release();
+  }
+
+  // onReached plays a pod reaching a Service by its name (the service-dns
+  // demo's Event): the pod asks cluster DNS, cluster DNS answers with the
+  // Service's address, and the pod connects; the node's rules carried the
+  // connection to the pod that answered.
+  onReached(m) {
+    const r = reachedOf(m.message);
+    if (!r) return;
+    const key = podKey(m);
+    const client = `pod:${key}`, replica = `pod:${m.namespace || ""}/${r.replica}`;
+    const vars = { pod: m.name, namespace: m.namespace, node: this.pods.get(key)?.node || "", ...r };
+    this.hold([
+      { kind: "dns-lookup", from: client, to: "dns", label: `DNS ${r.fqdn}?`, vars },
+      { kind: "dns-answer", from: "dns", to: client, label: `A ${r.address}`, vars },
+      { kind: "service-connect", from: client, to: replica, label: `connect ${r.service}:${r.port} → ${r.replica}`, vars },
+    ], { deadline: 0 });
     this.release();
   }
 

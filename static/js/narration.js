@@ -87,6 +87,18 @@ const TEXTS = {
     en: "The service proxy on {node} saw the new endpoints of Service {namespace}/{service} and reprogrammed the node's packet rules, so connections to the Service now go to the ready pods: {message}",
     ko: "{node} 노드의 서비스 프록시가 Service {namespace}/{service}의 새 엔드포인트를 보고 노드의 패킷 규칙을 다시 설정했습니다. 이제 Service로 가는 연결은 Ready 상태인 pod로 전달됩니다: {message}",
   },
+  "dns-lookup": {
+    en: "Pod {pod} looks up {fqdn}: its resolv.conf sends the query to cluster DNS (the kube-dns Service). Cluster DNS is CoreDNS, an API client like the other components: it watches Services and EndpointSlices through the API server, so it answers from what it already knows, without asking the API server for each name.",
+    ko: "pod {pod}가 {fqdn}을(를) 조회합니다. pod의 resolv.conf에 따라 질의는 클러스터 DNS(kube-dns Service)로 갑니다. 클러스터 DNS는 CoreDNS이며, 다른 컴포넌트처럼 API 클라이언트입니다. API 서버를 통해 Service와 EndpointSlice를 watch 하고 있으므로, 이름마다 API 서버에 묻지 않고 이미 알고 있는 내용으로 답합니다.",
+  },
+  "dns-answer": {
+    en: "Cluster DNS answers pod {pod} with an A record: {fqdn} is {address}, the address of Service {namespace}/{service}. For a ClusterIP Service that is its cluster IP, which stays the same while the pods behind the Service come and go.",
+    ko: "클러스터 DNS가 pod {pod}에 A 레코드로 답합니다: {fqdn}의 주소는 Service {namespace}/{service}의 주소인 {address}입니다. ClusterIP Service라면 이 주소는 클러스터 IP이고, Service 뒤의 pod가 바뀌어도 그대로입니다.",
+  },
+  "service-connect": {
+    en: "Pod {pod} connects to {service}:{port} at {address}, and pod {replica} answers. No component relays the connection: the service proxy's rules in the node's kernel send it to one of the Service's ready endpoints. (The demo read this in the client's log and recorded it as a ServiceReached Event.)",
+    ko: "pod {pod}가 {address}의 {service}:{port}로 연결하고, pod {replica}가 응답합니다. 연결을 중계하는 컴포넌트는 없습니다. 노드 커널에 설정된 서비스 프록시의 규칙이 연결을 Service의 Ready 엔드포인트 중 하나로 보냅니다. (데모가 클라이언트 로그에서 이 내용을 읽어 ServiceReached 이벤트로 기록했습니다.)",
+  },
   "failed-scheduling": {
     en: "The scheduler found no node for {pod}: {message}",
     ko: "스케줄러가 pod {pod}를 배치할 노드를 찾지 못했습니다: {message}",
