@@ -21,8 +21,11 @@
 // service-dns demo needs a data path (pod network, service proxy, cluster
 // DNS), which only containerd nodes have: it pins its pods there and reads
 // its client pod's log (kubectl logs) for the DNS answer and the pod that
-// replied; with no containerd node Ready it plays the Service and
-// EndpointSlice part and says so. The custom-resource demo creates a
+// replied, and records each reply once as a ServiceReached Event on the
+// client pod, related to the replica that answered, which the dashboard's
+// map plays as the lookup, the answer and the connection; with no
+// containerd node Ready it plays the Service and EndpointSlice part and
+// says so. The custom-resource demo creates a
 // cluster-scoped CRD (widgets.demo.glassplane.io) with CRD and dynamic
 // clients made from the Env's Config, so one run plays it at a time (a
 // second stops at the name clash) and its last step deletes the CRD. The cron-job demo waits for the next
