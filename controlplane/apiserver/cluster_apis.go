@@ -25,8 +25,8 @@ import (
 // certificates.k8s.io CertificateSigningRequests (with approval; no signer
 // issues certificates) and ClusterTrustBundles, storage.k8s.io
 // CSIStorageCapacities, and resource.k8s.io (dynamic resource allocation)
-// DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices
-// (stored; the scheduler does not allocate devices).
+// DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices and
+// DeviceTaintRules (stored; the scheduler does not allocate devices).
 func clusterAPIResources() []*resource {
 	flow := flowcontrolv1.SchemeGroupVersion.WithKind
 	drav1 := resourcev1.SchemeGroupVersion.WithKind
@@ -83,6 +83,7 @@ func clusterAPIResources() []*resource {
 			GVK: drav1("ResourceSlice"), Resource: "resourceslices", Singular: "resourceslice",
 			Verbs: verbsAll, StorageResource: "resourceslices", TracksGeneration: true,
 		},
+		deviceTaintRuleResource(),
 	}
 }
 
