@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	dynamicadmission "github.com/glassplane/glassplane/controlplane/apiserver/admission/dynamic"
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
 
@@ -164,7 +165,8 @@ func webhookEndpointSlice(svc string, port int32, ready bool) *discoveryv1.Endpo
 // AdmissionReview kube-apiserver sends and decide; once the slice has no
 // ready endpoint a create fails as kube-apiserver's aggregator routing has
 // it (500, failed calling webhook ... no endpoints available for service)
-// with failurePolicy Fail, and passes the webhook with Ignore.
+// with failurePolicy Fail, and passes the webhook with Ignore; either way
+// the audited stage says why the webhook was not called.
 func TestWebhookThroughService(t *testing.T) {
 	env := newEnv(t)
 	startDynamicAdmission(t, env)
@@ -277,6 +279,10 @@ func TestWebhookThroughService(t *testing.T) {
 		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), want[0]) || !strings.Contains(err.Error(), want[1]) {
 			t.Errorf("create without a ready endpoint: %v, want 500 with %q and %q", err, want[0], want[1])
 		}
+		_, stages := auditedStages(t, env, "configmaps", name)
+		if last := stages[len(stages)-1]; last.Name != webhook || last.Result != dynamicadmission.ResultError || last.Message != "the webhook was not called: "+noEndpoints {
+			t.Errorf("audited stages of the refused create = %+v, want %s's call last, an error saying the service has no endpoints", stages, webhook)
+		}
 	}
 	unreachable("mutate.svc.test.glassplane.io")
 
@@ -314,7 +320,13 @@ func TestWebhookThroughService(t *testing.T) {
 	if n := len(hook.calls("/mutate", cm.Name)) + len(hook.calls("/validate", cm.Name)); n != 0 {
 		t.Errorf("the webhooks got %d AdmissionReviews without a ready endpoint", n)
 	}
-	ev, _ := auditedStages(t, env, "configmaps", ignored)
+	ev, stages := auditedStages(t, env, "configmaps", ignored)
+	for i, want := range []string{"mutate.svc.test.glassplane.io", "validate.svc.test.glassplane.io"} {
+		if len(stages) != 2 || stages[i].Name != want || stages[i].Result != dynamicadmission.ResultErrorIgnored ||
+			stages[i].Message != "the webhook was not called: "+noEndpoints {
+			t.Errorf("audited stages = %+v, want %s's call ignored, saying the service has no endpoints", stages, want)
+		}
+	}
 	for key, want := range map[string]string{
 		"failed-open.mutation.webhook.admission.k8s.io/round_0_index_0":   "mutate.svc.test.glassplane.io",
 		"failed-open.validating.webhook.admission.k8s.io/round_0_index_0": "validate.svc.test.glassplane.io",

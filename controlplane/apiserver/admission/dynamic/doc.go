@@ -10,7 +10,8 @@
 // ObjectInterfaces, with the kind of every served version (kinds.go: a
 // custom resource's follow its CRD, and its objects convert between
 // versions through the CRD's converter) so that matchPolicy Equivalent
-// works, and resolves a webhook's Service to a ready endpoint.
+// works, and resolves a webhook's Service to a ready endpoint (a call
+// that found none is recorded with the resolver's reason, services.go).
 // Each request's reinvocation context (admission.Attributes.Reinvocation)
 // lasts across the plugins, so reinvocationPolicy IfNeeded works as
 // upstream's: the chain runs its mutating plugins a second time when a

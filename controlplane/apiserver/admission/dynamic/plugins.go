@@ -66,6 +66,9 @@ type Plugins struct {
 	objects           *objectInterfaces
 	// bindings finds the policy bindings a request meets; set by Start.
 	bindings *policyBindings
+	// services explains webhook calls that never left for their Service;
+	// set by Start.
+	services *webhookServices
 	// started is set once Start has wired and synced the plugins; ready
 	// closes then.
 	started atomic.Bool
@@ -213,6 +216,11 @@ func (p *Plugins) Start(ctx context.Context, deps Deps) error {
 		policy.SetUnconditionalAuthorizer(deps.Authorizer)
 	}
 	admissionregistration := factory.Admissionregistration().V1()
+	p.services = &webhookServices{
+		mutating:   admissionregistration.MutatingWebhookConfigurations().Lister(),
+		validating: admissionregistration.ValidatingWebhookConfigurations().Lister(),
+		resolver:   resolver,
+	}
 	p.bindings = &policyBindings{
 		matcher:     generic.NewPolicyMatcher(matching.NewMatcher(factory.Core().V1().Namespaces().Lister(), deps.Client)),
 		validating:  admissionregistration.ValidatingAdmissionPolicies().Lister(),
@@ -325,7 +333,7 @@ func (m mutatingStep) Admit(ctx context.Context, a *admission.Attributes) error 
 	ctx, calls := withWebhookCalls(ctx)
 	err := m.p.mutatingWebhook.Admit(ctx, attrs, m.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	stages := calls.finish(KindMutatingWebhook, attrs.annotations, err)
+	stages := calls.finish(KindMutatingWebhook, attrs.annotations, err, m.p.services.whyNotCalled)
 	appendStages(a, stages)
 	if err != nil {
 		return err
@@ -382,7 +390,7 @@ func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) e
 	ctx, calls := withWebhookCalls(ctx)
 	err := v.plugin.Validate(ctx, attrs, v.p.objects)
 	a.AuditAnnotations = appendAnnotations(a.AuditAnnotations, attrs.annotations)
-	appendStages(a, calls.finish(KindValidatingWebhook, attrs.annotations, err))
+	appendStages(a, calls.finish(KindValidatingWebhook, attrs.annotations, err, v.p.services.whyNotCalled))
 	return err
 }
 

@@ -6,11 +6,13 @@ import (
 	"net/url"
 	"strconv"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
+	admissionregistrationlisters "k8s.io/client-go/listers/admissionregistration/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 )
@@ -82,4 +84,51 @@ func ptrString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// webhookServices explains, for the audit stages, a call that never
+// reached a webhook reached through a Service: k8s.io/apiserver resolves
+// the Service to an endpoint in a transport outside the one stageTransport
+// watches, so a Service without a ready endpoint fails the call unseen.
+type webhookServices struct {
+	mutating   admissionregistrationlisters.MutatingWebhookConfigurationLister
+	validating admissionregistrationlisters.ValidatingWebhookConfigurationLister
+	resolver   *serviceResolver
+}
+
+// whyNotCalled resolves the Service of st's webhook again and returns why
+// it has no endpoint to call, or "" when it has one or st's webhook has a
+// url. (The endpoint may have become ready since the call: then nothing is
+// said.)
+func (w *webhookServices) whyNotCalled(st Stage) string {
+	var svc *admissionregistrationv1.ServiceReference
+	switch st.Kind {
+	case KindMutatingWebhook:
+		if c, err := w.mutating.Get(st.Configuration); err == nil {
+			for _, h := range c.Webhooks {
+				if h.Name == st.Name {
+					svc = h.ClientConfig.Service
+				}
+			}
+		}
+	case KindValidatingWebhook:
+		if c, err := w.validating.Get(st.Configuration); err == nil {
+			for _, h := range c.Webhooks {
+				if h.Name == st.Name {
+					svc = h.ClientConfig.Service
+				}
+			}
+		}
+	}
+	if svc == nil {
+		return ""
+	}
+	port := int32(443)
+	if svc.Port != nil {
+		port = *svc.Port
+	}
+	if _, err := w.resolver.ResolveEndpoint(svc.Namespace, svc.Name, port); err != nil {
+		return err.Error()
+	}
+	return ""
 }

@@ -110,7 +110,7 @@ func (t callsTracer) Start(ctx context.Context, name string, opts ...trace.SpanS
 		return trace.ContextWithSpan(ctx, parentSpan{calls: t.calls}), parentSpan{calls: t.calls}
 	}
 	// Until its transport sees the call, the webhook was not reached.
-	s := &callSpan{calls: t.calls, start: time.Now(), stage: Stage{Kind: kind, Result: ResultError, Message: "the webhook was not called"}}
+	s := &callSpan{calls: t.calls, start: time.Now(), stage: Stage{Kind: kind, Result: ResultError, Message: notCalled}}
 	cfg := trace.NewSpanStartConfig(opts...)
 	for _, kv := range cfg.Attributes() {
 		switch kv.Key {
@@ -196,12 +196,16 @@ func reviewOutcome(body []byte, err error) (result, message string, patch json.R
 	return ResultAllowed, "", nil
 }
 
+// notCalled is the message of a call its transport never saw.
+const notCalled = "the webhook was not called"
+
 // finish returns the recorded calls. A call that failed and that the
 // plugin reported failing open (its failed-open.* annotation naming the
-// webhook) was ignored; a refusal no call explains (a patch that does not
-// apply, a dry run the webhook does not support) makes the webhook it
-// names an error stage.
-func (l *webhookCalls) finish(kind string, annotations map[string]string, err error) []Stage {
+// webhook) was ignored; a call that never reached the transport says why
+// when whyNotCalled knows (a Service without a ready endpoint); a refusal
+// no call explains (a patch that does not apply, a dry run the webhook
+// does not support) makes the webhook it names an error stage.
+func (l *webhookCalls) finish(kind string, annotations map[string]string, err error, whyNotCalled func(Stage) string) []Stage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	failedOpen := map[string]bool{}
@@ -216,6 +220,11 @@ func (l *webhookCalls) finish(kind string, annotations map[string]string, err er
 		st := s.stage
 		if !s.ended {
 			st.DurationMicros = time.Since(s.start).Microseconds()
+		}
+		if st.Result == ResultError && st.Message == notCalled {
+			if why := whyNotCalled(st); why != "" {
+				st.Message = notCalled + ": " + why
+			}
 		}
 		if st.Result == ResultError && failedOpen[st.Name] {
 			st.Result = ResultErrorIgnored
