@@ -26,7 +26,8 @@ import (
 // issues certificates) and ClusterTrustBundles, storage.k8s.io
 // CSIStorageCapacities, and resource.k8s.io (dynamic resource allocation)
 // DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices and
-// DeviceTaintRules (stored; the scheduler does not allocate devices).
+// DeviceTaintRules (stored; the scheduler does not allocate devices), and
+// storagemigration.k8s.io StorageVersionMigrations.
 func clusterAPIResources() []*resource {
 	flow := flowcontrolv1.SchemeGroupVersion.WithKind
 	drav1 := resourcev1.SchemeGroupVersion.WithKind
@@ -84,6 +85,7 @@ func clusterAPIResources() []*resource {
 			Verbs: verbsAll, StorageResource: "resourceslices", TracksGeneration: true,
 		},
 		deviceTaintRuleResource(),
+		storageVersionMigrationResource(),
 	}
 }
 

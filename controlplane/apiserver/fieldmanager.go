@@ -140,8 +140,11 @@ func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.
 	if !ok {
 		return nil, fmt.Errorf("%v is unstructured and is not suitable for converting to %q", kind, target)
 	}
-	in.GetObjectKind().SetGroupVersionKind(gvk)
-	return in, nil
+	// A copy: the field manager converts the object it was given to the
+	// versions of its managedFields entries and goes on with the object.
+	out := in.DeepCopyObject()
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return out, nil
 }
 
 func (unstructuredConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {

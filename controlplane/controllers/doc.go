@@ -5,7 +5,7 @@
 // namespace, node lifecycle, endpoints, EndpointSlices and EndpointSlice
 // mirroring (custom Endpoints of Services without a selector), horizontal pod
 // autoscaler, persistentvolume binder and protections, resource quota,
-// validatingadmissionpolicy status), each recording its Events under its
+// validatingadmissionpolicy status, storage version migrator), each recording its Events under its
 // Kubernetes component name. Config.Controllers selects them as
 // kube-controller-manager's --controllers does, by its names
 // (KnownControllers); only the selected ones are built, so the others'

@@ -39,6 +39,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/replicationcontroller"
 	"github.com/glassplane/glassplane/controlplane/controllers/resourcequota"
 	"github.com/glassplane/glassplane/controlplane/controllers/statefulset"
+	"github.com/glassplane/glassplane/controlplane/controllers/storageversionmigration"
 	"github.com/glassplane/glassplane/controlplane/controllers/volume"
 	"github.com/glassplane/glassplane/controlplane/localpath"
 )
@@ -216,6 +217,19 @@ func (m *Manager) constructors(recorder func(string) record.EventRecorder, meta 
 		}},
 		{"persistentvolume-protection-controller", func() (func(context.Context, int) error, error) {
 			c, err := volume.NewVolumeProtection(log, client, f.Core().V1().PersistentVolumes())
+			return runOf(c, err)
+		}},
+		{"storage-version-migrator-controller", func() (func(context.Context, int) error, error) {
+			mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+			c, err := storageversionmigration.New(log, client, dyn, func(gr schema.GroupResource) (schema.GroupVersionResource, error) {
+				// A CRD made a moment ago is not in the cached discovery yet.
+				gvr, err := mapper.ResourceFor(gr.WithVersion(""))
+				if err != nil {
+					mapper.Reset()
+					gvr, err = mapper.ResourceFor(gr.WithVersion(""))
+				}
+				return gvr, err
+			}, f.Storagemigration().V1().StorageVersionMigrations())
 			return runOf(c, err)
 		}},
 		{"resourcequota-controller", func() (func(context.Context, int) error, error) {

@@ -41,7 +41,7 @@ func TestEnabledControllers(t *testing.T) {
 			}
 		}
 	}
-	if n := len(KnownControllers()); n != 20 {
-		t.Errorf("KnownControllers() has %d names, want 20", n)
+	if n := len(KnownControllers()); n != 21 {
+		t.Errorf("KnownControllers() has %d names, want 21", n)
 	}
 }
