@@ -624,9 +624,12 @@ func (c *Containerd) openLog(podUID, container string, attempt int) (*criLogFile
 	return &criLogFile{f: f}, nil
 }
 
-// logDrainWait is how long the first status of an exited container waits
-// for its output to be copied to its log.
-const logDrainWait = time.Second
+// logDrainWait bounds how long the first status of an exited container
+// waits for its output to be copied to its log: the copy ends as soon as
+// the container's pipes close, which on a loaded node can take longer than
+// a second, and a pod reported done before its log is complete shows
+// clients an empty or cut log.
+const logDrainWait = 5 * time.Second
 
 // drainLog finishes the log of an exited container this Containerd copies
 // the output of (criLogFile.drain).
