@@ -194,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 	s.resources = append(s.resources, auditEventResources()...)
 	s.resources = append(s.resources, schedulingDecisionResources()...)
 	s.resources = append(s.resources, clusterAPIResources()...)
+	s.resources = append(s.resources, apiServiceResources()...)
 	dyn, err := s.newDynamicAdmission()
 	if err != nil {
 		return nil, err
@@ -303,7 +304,8 @@ func (s *Server) Register(e *echo.Echo) {
 // kube-public, kube-node-lease) and Glassplane's own (glassplane-system),
 // the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
-// its endpoints, the default StorageClass when they are missing and, with
+// its endpoints, the default StorageClass, the local APIServices of its
+// group versions when they are missing and, with
 // RBAC, the bootstrap cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	ctx = dynamicadmission.Bootstrapping(ctx)
@@ -342,6 +344,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.bootstrapStorageClass(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapAPIServices(ctx); err != nil {
 		return err
 	}
 	// What a crash between an allocation and its write left is undone

@@ -183,6 +183,7 @@ var printers = map[string]printer{
 	"csidrivers":             csiDriverPrinter,
 	"csinodes":               csiNodePrinter,
 	"volumeattachments":      volumeAttachmentPrinter,
+	"apiservices":            apiServicePrinter,
 }
 
 var genericPrinter = printer{

@@ -42,6 +42,7 @@ pkgs=(
 	k8s.io/api/certificates/v1
 	k8s.io/api/resource/v1
 	k8s.io/api/storagemigration/v1
+	k8s.io/kube-aggregator/pkg/apis/apiregistration/v1
 	k8s.io/apimachinery/pkg/apis/meta/v1
 	k8s.io/apimachinery/pkg/runtime
 	k8s.io/apimachinery/pkg/api/resource
