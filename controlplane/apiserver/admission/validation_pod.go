@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -334,6 +335,54 @@ func validateVolumeSource(s *corev1.VolumeSource, fld *field.Path) field.ErrorLi
 	}
 	if s.PersistentVolumeClaim != nil && s.PersistentVolumeClaim.ClaimName == "" {
 		errs = append(errs, field.Required(fld.Child("persistentVolumeClaim", "claimName"), ""))
+	}
+	if s.Projected != nil {
+		for i, src := range s.Projected.Sources {
+			if src.PodCertificate != nil {
+				errs = append(errs, validatePodCertificateProjection(src.PodCertificate, fld.Child("projected", "sources").Index(i).Child("podCertificate"))...)
+			}
+		}
+	}
+	return errs
+}
+
+// PodCertificate lifetimes, as upstream's: at least an hour, at most 91
+// days, and a day for kubernetes.io signers.
+const (
+	minPodCertificateSeconds        = 3600
+	maxPodCertificateSeconds        = 91 * 24 * 3600
+	maxKubernetesPodCertificateSecs = 24 * 3600
+)
+
+// podCertificateKeyTypes are the key types a node generates for a pod.
+var podCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
+
+// validatePodCertificateProjection checks a projected podCertificate
+// source as upstream does: a signer name, a known key type and a lifetime
+// in range.
+func validatePodCertificateProjection(pc *corev1.PodCertificateProjection, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pc.SignerName == "" {
+		errs = append(errs, field.Required(fld.Child("signerName"), ""))
+	} else {
+		for _, msg := range validation.IsQualifiedName(pc.SignerName) {
+			errs = append(errs, field.Invalid(fld.Child("signerName"), pc.SignerName, msg))
+		}
+	}
+	if !slices.Contains(podCertificateKeyTypes, pc.KeyType) {
+		errs = append(errs, field.NotSupported(fld.Child("keyType"), pc.KeyType, podCertificateKeyTypes))
+	}
+	if secs := pc.MaxExpirationSeconds; secs != nil {
+		limit := int32(maxPodCertificateSeconds)
+		if strings.HasPrefix(pc.SignerName, "kubernetes.io/") {
+			limit = maxKubernetesPodCertificateSecs
+		}
+		if *secs < minPodCertificateSeconds {
+			errs = append(errs, field.Invalid(fld.Child("maxExpirationSeconds"), *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", minPodCertificateSeconds)))
+		}
+		if *secs > limit {
+			errs = append(errs, field.Invalid(fld.Child("maxExpirationSeconds"), *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", limit)))
+		}
 	}
 	return errs
 }

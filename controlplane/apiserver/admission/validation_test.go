@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const (
@@ -619,5 +620,34 @@ func TestValidationPluginErrors(t *testing.T) {
 				t.Errorf("last step = %+v", last)
 			}
 		})
+	}
+}
+
+// TestValidatePodCertificateProjection: a projected podCertificate source
+// needs a signer and a known key type, and a lifetime between an hour and
+// 91 days (a day for kubernetes.io signers), with upstream's messages.
+func TestValidatePodCertificateProjection(t *testing.T) {
+	secs := func(n int32) *int32 { return &n }
+	for _, tc := range []struct {
+		pc   corev1.PodCertificateProjection
+		want string
+	}{
+		{corev1.PodCertificateProjection{SignerName: "example.com/spiffe", KeyType: "ECDSAP256", MaxExpirationSeconds: secs(3600)}, ""},
+		{corev1.PodCertificateProjection{SignerName: "example.com/spiffe", KeyType: "ECDSAP256", MaxExpirationSeconds: secs(3599)}, "maxExpirationSeconds: Invalid value: 3599: if provided, maxExpirationSeconds must be >= 3600"},
+		{corev1.PodCertificateProjection{SignerName: "example.com/spiffe", KeyType: "ECDSAP256", MaxExpirationSeconds: secs(7862401)}, "maxExpirationSeconds: Invalid value: 7862401: if provided, maxExpirationSeconds must be <= 7862400"},
+		{corev1.PodCertificateProjection{SignerName: "kubernetes.io/kube-apiserver-client-pod", KeyType: "ED25519", MaxExpirationSeconds: secs(86401)}, "if provided, maxExpirationSeconds must be <= 86400"},
+		{corev1.PodCertificateProjection{KeyType: "DSA"}, "signerName: Required value"},
+		{corev1.PodCertificateProjection{SignerName: "example.com/x", KeyType: "DSA"}, `keyType: Unsupported value: "DSA"`},
+	} {
+		errs := validatePodCertificateProjection(&tc.pc, field.NewPath("podCertificate"))
+		if tc.want == "" {
+			if len(errs) > 0 {
+				t.Errorf("%+v: %v", tc.pc, errs)
+			}
+			continue
+		}
+		if !strings.Contains(errs.ToAggregate().Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.pc, errs, tc.want)
+		}
 	}
 }
