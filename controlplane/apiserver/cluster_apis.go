@@ -27,7 +27,8 @@ import (
 // CSIStorageCapacities, and resource.k8s.io (dynamic resource allocation)
 // DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices and
 // DeviceTaintRules (stored; the scheduler does not allocate devices), and
-// storagemigration.k8s.io StorageVersionMigrations.
+// storagemigration.k8s.io StorageVersionMigrations, and certificates.k8s.io
+// PodCertificateRequests (no signer issues them).
 func clusterAPIResources() []*resource {
 	flow := flowcontrolv1.SchemeGroupVersion.WithKind
 	drav1 := resourcev1.SchemeGroupVersion.WithKind
@@ -86,6 +87,7 @@ func clusterAPIResources() []*resource {
 		},
 		deviceTaintRuleResource(),
 		storageVersionMigrationResource(),
+		podCertificateRequestResource(),
 	}
 }
 
