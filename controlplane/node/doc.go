@@ -75,7 +75,10 @@
 // container's files. Ephemeral containers (pods/ephemeralcontainers,
 // kubectl debug) are started once beside the app containers and reported
 // in ephemeralContainerStatuses; a pod past its activeDeadlineSeconds is
-// stopped and Failed with reason DeadlineExceeded. A pod's fsGroup is, as the kubelet's
+// stopped and Failed with reason DeadlineExceeded, and one asking for a
+// sysctl outside the kubelet's safe allowlist is Failed with reason
+// SysctlForbidden (the allowed ones are set in its containers'
+// namespaces). A pod's fsGroup is, as the kubelet's
 // SetVolumeOwnership makes it (volume_ownership.go), the group of its
 // emptyDir, configMap, secret, downwardAPI and projected volumes (group
 // read bits on their files, setgid directories), and with its

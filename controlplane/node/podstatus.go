@@ -144,8 +144,8 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, cs)
 	}
 	st.Phase = podPhase(pod.Spec.RestartPolicy, phaseInit, st.ContainerStatuses, terminating)
-	if w.deadlineExceeded {
-		st.Phase, st.Reason, st.Message = corev1.PodFailed, "DeadlineExceeded", deadlineMessage
+	if w.failReason != "" {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, w.failReason, w.failMessage
 	}
 
 	ready := corev1.ConditionTrue

@@ -57,9 +57,11 @@ type podWorker struct {
 	// deleteSent is set once the pod's containers are gone and the final
 	// Delete was sent; the worker then waits for the pod to disappear.
 	deleteSent bool
-	// deadlineExceeded is set once the pod ran past its
-	// activeDeadlineSeconds: it is failed, its containers stopped.
-	deadlineExceeded bool
+	// failReason and failMessage are set once the node failed the pod:
+	// it ran past its activeDeadlineSeconds (DeadlineExceeded), or asks
+	// for sysctls the node does not allow (SysctlForbidden). Its
+	// containers are stopped, or never started, and it is Failed.
+	failReason, failMessage string
 	// syncedAt is when the worker last synced in full; seen is what the
 	// last quiet check found (the pod's resourceVersion and its
 	// containers' states), so that a periodic check finding nothing new
@@ -258,7 +260,12 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 	}
 	if pastActiveDeadline(w, pod, time.Now()) {
 		w.stopProbes()
-		a.failPastDeadline(ctx, w, pod)
+		a.failPod(ctx, w, pod, "DeadlineExceeded", deadlineMessage, deadlineMessage)
+		return false
+	}
+	if msg := forbiddenSysctl(pod); msg != "" {
+		w.stopProbes()
+		a.failPod(ctx, w, pod, "SysctlForbidden", msg, "Pod was rejected: "+msg)
 		return false
 	}
 	a.runPod(ctx, w, pod)
@@ -284,13 +291,50 @@ func pastActiveDeadline(w *podWorker, pod *corev1.Pod, now time.Time) bool {
 	return start != nil && now.Sub(start.Time) >= time.Duration(*d)*time.Second
 }
 
-// failPastDeadline does what the kubelet does to a pod past its active
-// deadline: a DeadlineExceeded event, its containers stopped with the
-// pod's grace period, and the pod Failed with reason DeadlineExceeded.
-func (a *Agent) failPastDeadline(ctx context.Context, w *podWorker, pod *corev1.Pod) {
-	if !w.deadlineExceeded {
-		w.deadlineExceeded = true
-		a.recorder.Event(podRef(pod), corev1.EventTypeWarning, "DeadlineExceeded", deadlineMessage)
+// safeSysctls are the kubelet's default allowlist: the namespaced sysctls
+// a pod may set without --allowed-unsafe-sysctls.
+var safeSysctls = []string{
+	"kernel.shm_rmid_forced",
+	"net.ipv4.ip_local_port_range",
+	"net.ipv4.tcp_syncookies",
+	"net.ipv4.ping_group_range",
+	"net.ipv4.ip_unprivileged_port_start",
+	"net.ipv4.ip_local_reserved_ports",
+	"net.ipv4.tcp_keepalive_time",
+	"net.ipv4.tcp_fin_timeout",
+	"net.ipv4.tcp_keepalive_intvl",
+	"net.ipv4.tcp_keepalive_probes",
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_wmem",
+}
+
+// forbiddenSysctl is the kubelet's sysctl admission: the message for the
+// first sysctl of the pod that is not allowlisted (a net. one is also
+// refused with the host's network), "" when all are allowed.
+func forbiddenSysctl(pod *corev1.Pod) string {
+	if pod.Spec.SecurityContext == nil {
+		return ""
+	}
+	for _, s := range pod.Spec.SecurityContext.Sysctls {
+		name := strings.ReplaceAll(s.Name, "/", ".")
+		if !slices.Contains(safeSysctls, name) {
+			return fmt.Sprintf("forbidden sysctl: %q not allowlisted", s.Name)
+		}
+		if pod.Spec.HostNetwork && strings.HasPrefix(name, "net.") {
+			return fmt.Sprintf("forbidden sysctl: %q not allowed with host net enabled", s.Name)
+		}
+	}
+	return ""
+}
+
+// failPod does what the kubelet does to a pod it fails (past its active
+// deadline, or refused at admission): a Warning event with the reason,
+// its containers stopped with the pod's grace period, and the pod Failed
+// with the reason and the status message.
+func (a *Agent) failPod(ctx context.Context, w *podWorker, pod *corev1.Pod, reason, message, statusMessage string) {
+	if w.failReason == "" {
+		w.failReason, w.failMessage = reason, statusMessage
+		a.recorder.Event(podRef(pod), corev1.EventTypeWarning, reason, message)
 	}
 	byName, err := a.containersByName(ctx, w.uid)
 	if err != nil {
@@ -891,6 +935,12 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 		spec.SupplementalGroups = append(spec.SupplementalGroups, psc.SupplementalGroups...)
 		spec.StrictSupplementalGroups = ptr.Deref(psc.SupplementalGroupsPolicy, corev1.SupplementalGroupsPolicyMerge) == corev1.SupplementalGroupsPolicyStrict
+		for _, sc := range psc.Sysctls {
+			if spec.Sysctls == nil {
+				spec.Sysctls = map[string]string{}
+			}
+			spec.Sysctls[strings.ReplaceAll(sc.Name, "/", ".")] = sc.Value
+		}
 	}
 	if sc := c.SecurityContext; sc != nil {
 		if sc.RunAsUser != nil {

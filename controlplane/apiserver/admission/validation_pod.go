@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -144,6 +145,9 @@ func validatePodSpec(spec *corev1.PodSpec, fld *field.Path, isPod bool) field.Er
 	errs = append(errs, validateContainers(spec.Containers, vols, spec.TerminationGracePeriodSeconds, fld.Child("containers"), spec.RestartPolicy)...)
 	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, fld.Child("initContainers"), spec.RestartPolicy)...)
 	errs = append(errs, validateEphemeralContainers(spec, vols, fld.Child("ephemeralContainers"))...)
+	if sc := spec.SecurityContext; sc != nil {
+		errs = append(errs, validateSysctls(sc.Sysctls, fld.Child("securityContext", "sysctls"))...)
+	}
 	if spec.HostNetwork {
 		for i, c := range spec.Containers {
 			for j, p := range c.Ports {
@@ -1186,6 +1190,31 @@ func validateContainerStateTransition(statuses, old []corev1.ContainerStatus, fl
 				errs = append(errs, field.Forbidden(fld.Index(i).Child("state"), "may not be transitioned to non-terminated state"))
 			}
 		}
+	}
+	return errs
+}
+
+// sysctlName is upstream's form of a sysctl name: dot- or slash-separated
+// segments.
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+
+// validateSysctls is upstream's validateSysctls: each name set, well
+// formed and at most 253 characters, and given once. Which sysctls a pod
+// may set is the node's decision (its allowlist).
+func validateSysctls(sysctls []corev1.Sysctl, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, s := range sysctls {
+		p := fld.Index(i).Child("name")
+		switch {
+		case s.Name == "":
+			errs = append(errs, field.Required(p, ""))
+		case len(s.Name) > 253 || !sysctlName.MatchString(s.Name):
+			errs = append(errs, field.Invalid(p, s.Name, fmt.Sprintf("must have at most 253 characters and match regex %s", sysctlName)))
+		case seen.Has(s.Name):
+			errs = append(errs, field.Duplicate(p, s.Name))
+		}
+		seen.Insert(s.Name)
 	}
 	return errs
 }

@@ -651,3 +651,19 @@ func TestValidatePodCertificateProjection(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateSysctls: the conformance spec's names: "foo-" and "bar.."
+// are refused with upstream's message, well-formed names pass whether or
+// not the node allows them.
+func TestValidateSysctls(t *testing.T) {
+	errs := validateSysctls([]corev1.Sysctl{{Name: "foo-"}, {Name: "kernel.shmmax"}, {Name: "safe-and-unsafe"}, {Name: "bar.."}, {Name: "net/ipv4/tcp_syncookies"}, {Name: "kernel.shmmax"}}, field.NewPath("sysctls"))
+	got := errs.ToAggregate().Error()
+	for _, want := range []string{`sysctls[0].name: Invalid value: "foo-": must have at most 253 characters and match regex ^([a-z0-9]`, `sysctls[3].name: Invalid value: "bar.."`, `sysctls[5].name: Duplicate value: "kernel.shmmax"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %s, want %q", got, want)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("%d errors, want 3: %v", len(errs), errs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -499,7 +500,8 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 // oci.WithImageConfig, which sets the image's user with the groups the
 // image's /etc/group lists for it. The process's additional groups are
 // then those of its user in /etc/group (unless StrictSupplementalGroups)
-// and SupplementalGroups, as containerd's CRI merges them.
+// and SupplementalGroups, as containerd's CRI merges them; the pod's
+// sysctls are set in the container's namespaces.
 func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 	var opts []oci.SpecOpts
 	if spec.RunAsUser != nil || spec.RunAsGroup != nil {
@@ -520,6 +522,9 @@ func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 	}
 	if spec.StrictSupplementalGroups {
 		opts = append(opts, withPrimaryGroupOnly)
+	}
+	if len(spec.Sysctls) > 0 {
+		opts = append(opts, withSysctls(spec.Sysctls))
 	}
 	if len(spec.SupplementalGroups) > 0 {
 		opts = append(opts, withSupplementalGroups(spec.SupplementalGroups))
@@ -555,6 +560,21 @@ func withPrimaryGroupOnly(_ context.Context, _ oci.Client, _ *containers.Contain
 	}
 	s.Process.User.AdditionalGids = []uint32{s.Process.User.GID}
 	return nil
+}
+
+// withSysctls sets the container's sysctls, which runc writes in its
+// namespaces before the process starts, as containerd's CRI does.
+func withSysctls(sysctls map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		if s.Linux.Sysctl == nil {
+			s.Linux.Sysctl = map[string]string{}
+		}
+		maps.Copy(s.Linux.Sysctl, sysctls)
+		return nil
+	}
 }
 
 // withSupplementalGroups adds groups to the process's additional groups,

@@ -145,6 +145,9 @@ type ContainerSpec struct {
 	Mounts []Mount
 	// RunAsUser and RunAsGroup, when set, are the process's IDs.
 	RunAsUser, RunAsGroup *int64
+	// Sysctls are the pod's namespaced sysctls (dotted names), set in the
+	// container's namespaces before it starts.
+	Sysctls map[string]string
 	// SupplementalGroups are more group IDs of the process (the pod's
 	// fsGroup and supplementalGroups), added to those the image's
 	// /etc/group gives its user unless StrictSupplementalGroups.
