@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/labels"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +63,11 @@ type podWorker struct {
 	// for sysctls the node does not allow (SysctlForbidden). Its
 	// containers are stopped, or never started, and it is Failed.
 	failReason, failMessage string
+	// admitted is set once the pod passed the node's admission (its
+	// sysctls, its host ports), or had already started when the worker
+	// began, and cleared when the node fails it: other workers read it to
+	// know which pods hold host ports.
+	admitted atomic.Bool
 	// syncedAt is when the worker last synced in full; seen is what the
 	// last quiet check found (the pod's resourceVersion and its
 	// containers' states), so that a periodic check finding nothing new
@@ -263,10 +269,13 @@ func (a *Agent) syncPod(ctx context.Context, w *podWorker) bool {
 		a.failPod(ctx, w, pod, "DeadlineExceeded", deadlineMessage, deadlineMessage)
 		return false
 	}
-	if msg := forbiddenSysctl(pod); msg != "" {
-		w.stopProbes()
-		a.failPod(ctx, w, pod, "SysctlForbidden", msg, "Pod was rejected: "+msg)
-		return false
+	if !w.admitted.Load() {
+		if reason, msg := a.admit(pod); reason != "" {
+			w.stopProbes()
+			a.failPod(ctx, w, pod, reason, msg, "Pod was rejected: "+msg)
+			return false
+		}
+		w.admitted.Store(true)
 	}
 	a.runPod(ctx, w, pod)
 	return false
@@ -327,11 +336,90 @@ func forbiddenSysctl(pod *corev1.Pod) string {
 	return ""
 }
 
+// admit is the kubelet's admission of a pod new to the node: its sysctls
+// must be allowlisted (SysctlForbidden), and its host ports free of the
+// pods admitted before it (NodePorts, the scheduler's predicate, which a
+// pod bound by spec.nodeName never went through). A pod that had already
+// started is admitted as it is.
+func (a *Agent) admit(pod *corev1.Pod) (reason, message string) {
+	if pod.Status.StartTime != nil {
+		return "", ""
+	}
+	if msg := forbiddenSysctl(pod); msg != "" {
+		return "SysctlForbidden", msg
+	}
+	if a.podLister == nil {
+		return "", ""
+	}
+	others, err := a.podLister.List(labels.Everything())
+	if err != nil {
+		return "", ""
+	}
+	a.mu.Lock()
+	var held []*corev1.Pod
+	for _, o := range others {
+		if w := a.workers[o.UID]; o.UID != pod.UID && w != nil && w.admitted.Load() &&
+			o.Status.Phase != corev1.PodSucceeded && o.Status.Phase != corev1.PodFailed {
+			held = append(held, o)
+		}
+	}
+	a.mu.Unlock()
+	if hostPortsConflict(pod, held) {
+		return "NodePorts", "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	}
+	return "", ""
+}
+
+// hostPortsConflict reports whether one of pod's host ports is one another
+// pod holds: the same port and protocol on the same address, or on any
+// address when either binds 0.0.0.0.
+func hostPortsConflict(pod *corev1.Pod, others []*corev1.Pod) bool {
+	type hostPort struct {
+		ip, protocol string
+		port         int32
+	}
+	ports := func(p *corev1.Pod) []hostPort {
+		var out []hostPort
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			for _, cp := range c.Ports {
+				if cp.HostPort == 0 {
+					continue
+				}
+				ip, proto := cp.HostIP, string(cp.Protocol)
+				if ip == "" {
+					ip = "0.0.0.0"
+				}
+				if proto == "" {
+					proto = string(corev1.ProtocolTCP)
+				}
+				out = append(out, hostPort{ip, proto, cp.HostPort})
+			}
+		}
+		return out
+	}
+	want := ports(pod)
+	if len(want) == 0 {
+		return false
+	}
+	for _, o := range others {
+		for _, h := range ports(o) {
+			for _, w := range want {
+				if h.port == w.port && h.protocol == w.protocol && (h.ip == w.ip || h.ip == "0.0.0.0" || w.ip == "0.0.0.0") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // failPod does what the kubelet does to a pod it fails (past its active
 // deadline, or refused at admission): a Warning event with the reason,
 // its containers stopped with the pod's grace period, and the pod Failed
 // with the reason and the status message.
 func (a *Agent) failPod(ctx context.Context, w *podWorker, pod *corev1.Pod, reason, message, statusMessage string) {
+	// A failed pod holds no host ports.
+	w.admitted.Store(false)
 	if w.failReason == "" {
 		w.failReason, w.failMessage = reason, statusMessage
 		a.recorder.Event(podRef(pod), corev1.EventTypeWarning, reason, message)
