@@ -15,9 +15,18 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
+	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
 )
 
@@ -38,7 +47,7 @@ const (
 	defaultProbeSuccessThreshold = 1
 	defaultProbeFailureThreshold = 3
 	// probeUserAgent is what kubelet's HTTP probes send.
-	probeUserAgent = "kube-probe/1.33"
+	probeUserAgent = "kube-probe/" + kubeversion.Major + "." + kubeversion.Minor
 	// maxProbeOutput bounds the probe output kept for an event message.
 	maxProbeOutput = 10 * 1024
 )
@@ -309,7 +318,7 @@ func (a *Agent) runHandler(ctx context.Context, t probeTarget, h corev1.ProbeHan
 	case h.TCPSocket != nil:
 		return "", tcpSocketHandler(ctx, t, h.TCPSocket)
 	case h.GRPC != nil:
-		return "", errors.New("grpc probes are not supported by this node")
+		return "", grpcHandler(ctx, t, h.GRPC, timeout)
 	default:
 		return "", errors.New("missing probe handler")
 	}
@@ -409,6 +418,39 @@ func tcpSocketHandler(ctx context.Context, t probeTarget, s *corev1.TCPSocketAct
 		return err
 	}
 	return conn.Close()
+}
+
+// grpcHandler is the kubelet's gRPC probe: a call of the standard health
+// service (grpc.health.v1.Health/Check) for the probe's service name on the
+// pod's IP, in plaintext or, with mode TLS, over TLS without verifying the
+// server's certificate; SERVING passes. The errors are the kubelet's.
+func grpcHandler(ctx context.Context, t probeTarget, g *corev1.GRPCAction, timeout time.Duration) error {
+	addr := net.JoinHostPort(t.podIP, strconv.Itoa(int(g.Port)))
+	service := ptr.Deref(g.Service, "")
+	creds := insecure.NewCredentials()
+	if g.Mode != nil && *g.Mode == corev1.GRPCProbeModeTLS {
+		creds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: true})
+	}
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds), grpc.WithUserAgent(probeUserAgent))
+	if err != nil {
+		return fmt.Errorf("error: failed to connect service at %q: %+v", addr, err)
+	}
+	defer conn.Close()
+	resp, err := grpc_health_v1.NewHealthClient(conn).Check(metadata.NewOutgoingContext(ctx, metadata.MD{}), &grpc_health_v1.HealthCheckRequest{Service: service}, grpc.WaitForReady(true))
+	if err != nil {
+		switch st, _ := status.FromError(err); st.Code() {
+		case codes.Unimplemented:
+			return fmt.Errorf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", st.Message())
+		case codes.DeadlineExceeded:
+			return fmt.Errorf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)
+		default:
+			return fmt.Errorf("error: health rpc probe failed: %+v", err)
+		}
+	}
+	if resp.GetStatus() != grpc_health_v1.HealthCheckResponse_SERVING {
+		return fmt.Errorf("service unhealthy (responded with %q)", resp.GetStatus().String())
+	}
+	return nil
 }
 
 // resolvePort turns a probe's port (a number or a container port's name)
