@@ -26,7 +26,17 @@
 // (scheduling_decisions.go), the scheduler's per-pod decision records, are
 // an ordinary stored resource under the group's own etcd prefix
 // (/registry/glassplane.io/schedulingdecisions/<namespace>/<pod>), named
-// as pods are and validated with field paths.
+// as pods are and validated with field paths. apiregistration.k8s.io/v1
+// APIServices (apiservices.go) hold a local APIService per served group
+// version, registered at bootstrap as kube-apiserver's autoregister does;
+// no request is proxied to an extension API server.
+//
+// POST serviceaccounts/<name>/token (serviceaccount_token.go) issues a
+// token bound, by boundObjectRef, to a pod (with its node), a secret or a
+// node, as kube-apiserver's TokenREST; authentication then checks that the
+// bound objects still exist with their UIDs and adds kube-apiserver's user
+// extras (credential-id, pod and node names and UIDs). A node may only ask
+// for tokens bound to its own pods (NodeRestriction).
 //
 // POST pods/<name>/eviction follows kube-apiserver's EvictionREST: a pod
 // that is pending, finished or already being deleted is deleted at once;
