@@ -150,11 +150,24 @@ func (q *request) forwardHTTP(scheme, host, what string) error {
 	if scheme != "http" && scheme != "https" {
 		return apierrors.NewBadRequest(fmt.Sprintf("unsupported scheme %q", scheme))
 	}
-	rest := "/"
+	rest := ""
 	if i := strings.Index(q.r.URL.Path, "/"+q.info.Name+"/proxy"); i >= 0 {
-		if r := q.r.URL.Path[i+len("/"+q.info.Name+"/proxy"):]; r != "" {
-			rest = r
+		rest = q.r.URL.Path[i+len("/"+q.info.Name+"/proxy"):]
+	}
+	if rest == "" {
+		// A GET or HEAD of .../proxy itself is sent to .../proxy/, as
+		// kube-apiserver's proxy handler redirects it (so that relative
+		// links in the answer resolve under the proxy path).
+		if q.r.Method == http.MethodGet || q.r.Method == http.MethodHead {
+			location := q.r.URL.Path + "/"
+			if q.r.URL.RawQuery != "" {
+				location += "?" + q.r.URL.RawQuery
+			}
+			q.w.Header().Set("Location", location)
+			q.w.WriteHeader(http.StatusMovedPermanently)
+			return nil
 		}
+		rest = "/"
 	}
 	target := &url.URL{Scheme: scheme, Host: host, Path: rest, RawQuery: q.r.URL.RawQuery}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}

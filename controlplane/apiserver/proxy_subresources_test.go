@@ -79,6 +79,25 @@ func TestPodAndServiceProxy(t *testing.T) {
 	if code, body := get(http.MethodOptions, base+"/pods/web:"+strconv.Itoa(port)+"/proxy/"); code != 200 || body != `OPTIONS /? auth=""` {
 		t.Errorf("pod proxy OPTIONS: %d %q", code, body)
 	}
+	// GET and HEAD of .../proxy itself are sent to .../proxy/ with a 301,
+	// as kube-apiserver's proxy handler does; other methods go through.
+	noFollow := *env.http
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		path := base + "/pods/web:" + strconv.Itoa(port) + "/proxy"
+		req, _ := http.NewRequest(method, env.url+path+"?method="+method, nil)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != path+"/?method="+method {
+			t.Errorf("%s %s: %d Location %q", method, path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	if code, body := get(http.MethodPost, base+"/pods/web:"+strconv.Itoa(port)+"/proxy"); code != 200 || body != `POST /? auth=""` {
+		t.Errorf("pod proxy POST without a trailing slash: %d %q", code, body)
+	}
 	// An HTML answer's links stay under the proxy path, as kube-apiserver
 	// rewrites them.
 	proxied := base + "/pods/web:" + strconv.Itoa(port) + "/proxy"
