@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"bufio"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -13,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 )
 
 // pods/log, pods/exec, pods/attach and pods/portforward are answered by the pod's node agent, as
@@ -105,7 +108,9 @@ func (q *request) proxyToNode(path string) error {
 }
 
 // forwardToNode sends the request to nodePath?query on node's agent with
-// the API server's client certificate, streaming both ways.
+// the API server's client certificate, streaming both ways. A log asked
+// for over a WebSocket is read from the node and sent as the socket's
+// messages, as kube-apiserver streams a log to a WebSocket client.
 func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Values) error {
 	host := nodeAddress(node)
 	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
@@ -120,10 +125,49 @@ func (q *request) forwardToNode(node *corev1.Node, nodePath string, query url.Va
 	}
 	transport := &http.Transport{TLSClientConfig: q.s.cfg.KubeletClient.TLS.Clone(), ForceAttemptHTTP2: false}
 	transport.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	if strings.HasPrefix(nodePath, "/containerLogs/") && wsstream.IsWebSocketRequest(q.r) {
+		return q.logOverWebSocket(node, target, transport)
+	}
 	if err := q.reverseProxy(target, transport); err != nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("failed to reach node %s: %v", node.Name, err))
 	}
 	return nil
+}
+
+// logOverWebSocket reads the log at target and streams it to the
+// client's WebSocket, one message per chunk read, in binary or base64 as
+// the client's protocol (binary.k8s.io, base64.binary.k8s.io) asks; the
+// socket closes when the log ends. An error from the node is answered
+// before the upgrade, as it came.
+func (q *request) logOverWebSocket(node *corev1.Node, target *url.URL, transport *http.Transport) error {
+	defer transport.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(q.ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	resp, err := transport.RoundTrip(req)
+	if err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("failed to reach node %s: %v", node.Name, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		for k, v := range resp.Header {
+			q.w.Header()[k] = v
+		}
+		q.w.WriteHeader(resp.StatusCode)
+		_, err := io.Copy(q.w, resp.Body)
+		return err
+	}
+	q.w.code = http.StatusSwitchingProtocols
+	return wsstream.NewReader(resp.Body, true, wsstream.NewDefaultReaderProtocols()).Copy(hijackable{q.w.ResponseWriter}, q.r)
+}
+
+// hijackable gives the connection of a wrapped ResponseWriter to a server
+// that asks for http.Hijacker itself (golang.org/x/net/websocket).
+type hijackable struct{ http.ResponseWriter }
+
+func (h hijackable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
 }
 
 // reverseProxy streams the request to target without the client's

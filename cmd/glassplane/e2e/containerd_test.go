@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +14,10 @@ import (
 
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 // TestContainerdPodRunsAndIsRemoved needs real containerd: a pod with the
@@ -88,6 +93,16 @@ func TestContainerdPodRunsAndIsRemoved(t *testing.T) {
 		}
 		return nil
 	})
+	// The same log read over a WebSocket (binary.k8s.io), as the upstream
+	// e2e framework and browser clients read it: one message per chunk,
+	// closed at the end of the log.
+	Eventually(t, 30*time.Second, "the request in the log over a WebSocket", func() error {
+		got, err := logOverWebSocket(c, "default", "real")
+		if err != nil || !strings.Contains(got, "url:/") {
+			return fmt.Errorf("websocket log: %v\n%s", err, got)
+		}
+		return nil
+	})
 	// kubectl cp runs tar in the container, both ways.
 	src, back := filepath.Join(t.TempDir(), "note.txt"), filepath.Join(t.TempDir(), "back.txt")
 	if err := os.WriteFile(src, []byte("copied in\n"), 0o644); err != nil {
@@ -155,4 +170,40 @@ func TestContainerdMissingImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPodGone(t, c, "default", "no-image", 2*time.Minute)
+}
+
+// logOverWebSocket reads a pod's log through pods/log upgraded to a
+// WebSocket with the binary.k8s.io protocol, until the server closes it.
+func logOverWebSocket(c *Cluster, namespace, pod string) (string, error) {
+	tlsCfg, err := rest.TLSConfigFor(c.Config)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		return "", err
+	}
+	u.Scheme = "wss"
+	u.Path = "/api/v1/namespaces/" + namespace + "/pods/" + pod + "/log"
+	cfg, err := websocket.NewConfig(u.String(), "https://"+u.Host)
+	if err != nil {
+		return "", err
+	}
+	cfg.TlsConfig, cfg.Protocol = tlsCfg, []string{"binary.k8s.io"}
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	var b strings.Builder
+	for {
+		var msg []byte
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				return b.String(), nil
+			}
+			return b.String(), err
+		}
+		b.Write(msg)
+	}
 }
