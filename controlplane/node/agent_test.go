@@ -46,7 +46,17 @@ type harness struct {
 
 func startAgent(t *testing.T, rt runtime.Runtime, mutate func(*Config)) *harness {
 	t.Helper()
+	return startAgentWith(t, rt, mutate, nil)
+}
+
+// startAgentWith is startAgent with prepare called on the fake client
+// before the agent starts (reactors may not be added while it runs).
+func startAgentWith(t *testing.T, rt runtime.Runtime, mutate func(*Config), prepare func(*fake.Clientset)) *harness {
+	t.Helper()
 	client := fake.NewClientset()
+	if prepare != nil {
+		prepare(client)
+	}
 	// The API server assigns UIDs on create; the fake tracker does not.
 	client.PrependReactor("create", "*", func(action k8stesting.Action) (bool, kruntime.Object, error) {
 		if obj, ok := action.(k8stesting.CreateAction).GetObject().(metav1.Object); ok && obj.GetUID() == "" {

@@ -49,13 +49,16 @@ func (a *Agent) postStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, b
 	// Like kubelet's status manager, patch the status instead of updating
 	// the object: a patch needs no resourceVersion, so the agent's own
 	// earlier writes (not yet in its informer) do not make it conflict.
-	// metadata.uid makes the patch fail if the pod was replaced.
+	// A strategic merge patch merges conditions by type, so a condition
+	// another component added since the agent's copy (DisruptionTarget,
+	// set by an eviction) stays. metadata.uid makes the patch fail if the
+	// pod was replaced.
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": pod.UID},
 		"status":   status,
 	})
 	if err == nil {
-		_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	}
 	switch {
 	case err == nil:

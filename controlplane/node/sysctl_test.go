@@ -2,11 +2,16 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // TestForbiddenSysctl: the kubelet's default allowlist admits the safe
@@ -87,4 +92,40 @@ func TestNodeAdmission(t *testing.T) {
 	})
 	h.createPod(t, withPort("again", 8080))
 	running("again")
+}
+
+// TestStatusKeepsOthersConditions: the agent's status write merges
+// conditions by type, as the kubelet's strategic merge patch does: a
+// DisruptionTarget condition an eviction added after the agent's copy of
+// the pod stays (a job's podFailurePolicy matches on it).
+func TestStatusKeepsOthersConditions(t *testing.T) {
+	var injected atomic.Bool
+	h := startAgentWith(t, simRuntime(), nil, func(client *fake.Clientset) {
+		client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, kruntime.Object, error) {
+			if action.GetSubresource() != "status" || !injected.CompareAndSwap(false, true) {
+				return false, nil, nil
+			}
+			// An eviction's write lands just before the agent's patch.
+			obj, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "default", "evicted")
+			if err != nil {
+				return false, nil, nil
+			}
+			pod := obj.(*corev1.Pod).DeepCopy()
+			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+			if err := client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), pod, "default"); err != nil {
+				t.Errorf("inject the condition: %v", err)
+			}
+			return false, nil, nil
+		})
+	})
+	h.createPod(t, newPod("evicted", corev1.RestartPolicyNever, "busybox"))
+	eventually(t, "the pod's status with both the agent's and the eviction's conditions", func() (bool, string) {
+		p := h.getPod(t, "evicted")
+		var disruption, ready bool
+		for _, c := range p.Status.Conditions {
+			disruption = disruption || c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue
+			ready = ready || c.Type == corev1.PodScheduled
+		}
+		return injected.Load() && disruption && ready, fmt.Sprintf("%+v", p.Status.Conditions)
+	})
 }

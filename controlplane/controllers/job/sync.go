@@ -179,7 +179,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // it has failed (podReplacementPolicy Failed, the default with a
 // podFailurePolicy), not while it terminates.
 func onlyReplaceFailedPods(job *batchv1.Job) bool {
-	return job.Spec.PodReplacementPolicy != nil && *job.Spec.PodReplacementPolicy == batchv1.Failed
+	if job.Spec.PodReplacementPolicy != nil && *job.Spec.PodReplacementPolicy == batchv1.Failed {
+		return true
+	}
+	// With a pod failure policy, a terminating pod counts only once it
+	// failed, so that its conditions (DisruptionTarget) and exit codes can
+	// be matched, as upstream's job controller waits for them.
+	return job.Spec.PodFailurePolicy != nil
 }
 
 // uncounted returns status.uncountedTerminatedPods, never nil.
