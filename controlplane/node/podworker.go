@@ -1038,6 +1038,10 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 			spec.RunAsGroup = sc.RunAsGroup
 		}
 		spec.ReadOnlyRootFS = ptr.Deref(sc.ReadOnlyRootFilesystem, false)
+		// allowPrivilegeEscalation: false is no_new_privs, as the
+		// kubelet asks the runtime for it: setuid files then give no
+		// privileges.
+		spec.NoNewPrivileges = !ptr.Deref(sc.AllowPrivilegeEscalation, true)
 		if sc.Capabilities != nil {
 			for _, c := range sc.Capabilities.Add {
 				spec.AddCapabilities = append(spec.AddCapabilities, string(c))

@@ -97,6 +97,12 @@ var images = []image{
 		cmd:   []string{"sh"},
 	},
 	{
+		id: imageutils.Nonewprivs, name: "registry.k8s.io/e2e-test-images/nonewprivs:1.4",
+		from:  "nnp built static from k8s.io/kubernetes v1.37.2 test/images/nonewprivs, setuid root at /usr/local/bin/nnp as upstream's Dockerfile makes it, on the busybox image",
+		build: (*builder).nonewprivs,
+		cmd:   []string{"nnp"},
+	},
+	{
 		id: imageutils.NonRoot, name: "registry.k8s.io/e2e-test-images/nonroot:1.5",
 		from:  "the busybox image with USER 1234",
 		build: func(b *builder, fs *rootfs) error { return nil },
@@ -135,6 +141,17 @@ func (b *builder) goBinary(pkg string) ([]byte, error) {
 	}
 	b.built[pkg] = bin
 	return bin, nil
+}
+
+// nonewprivs is upstream's nonewprivs image: nnp prints its effective
+// uid, and is setuid root.
+func (b *builder) nonewprivs(fs *rootfs) error {
+	bin, err := b.goBinary("k8s.io/kubernetes/test/images/nonewprivs")
+	if err != nil {
+		return err
+	}
+	fs.file("usr/local/bin/nnp", 0o4755, bin)
+	return nil
 }
 
 func (b *builder) agnhost(fs *rootfs) error {

@@ -532,6 +532,9 @@ func securityOpts(spec ContainerSpec) []oci.SpecOpts {
 	if spec.ReadOnlyRootFS {
 		opts = append(opts, oci.WithRootFSReadonly())
 	}
+	if spec.NoNewPrivileges {
+		opts = append(opts, oci.WithNoNewPrivileges)
+	}
 	capNames := func(in []string) (names []string, all bool) {
 		for _, c := range in {
 			if strings.EqualFold(c, "ALL") {

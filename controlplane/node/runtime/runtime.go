@@ -158,6 +158,9 @@ type ContainerSpec struct {
 	StrictSupplementalGroups bool
 	// ReadOnlyRootFS mounts the image's root filesystem read-only.
 	ReadOnlyRootFS bool
+	// NoNewPrivileges sets the process's no_new_privs: it cannot gain
+	// privileges (setuid files run as the caller).
+	NoNewPrivileges bool
 	// AddCapabilities and DropCapabilities name Linux capabilities
 	// without the CAP_ prefix, as Kubernetes does; "ALL" drops all.
 	AddCapabilities, DropCapabilities []string
