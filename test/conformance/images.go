@@ -44,7 +44,7 @@ type image struct {
 var images = []image{
 	{
 		id: imageutils.Agnhost, name: "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
-		from:       "agnhost built static from k8s.io/kubernetes v1.37.2 test/images/agnhost (its VERSION is 2.66.1), porter's test certificate, the host's busybox-static applets, Debian's curl, dig and OpenBSD nc (as nc, before busybox's on PATH: the service specs run nc -v -t -w 2, which busybox's nc lacks) with their shared libraries",
+		from:       "agnhost built static from k8s.io/kubernetes v1.37.2 test/images/agnhost (its VERSION is 2.66.1), porter's test certificate, the host's busybox-static applets, Debian's curl, dig, getent and OpenBSD nc (as nc, before busybox's on PATH: the service specs run nc -v -t -w 2, which busybox's nc lacks) with their shared libraries",
 		build:      (*builder).agnhost,
 		entrypoint: []string{"/agnhost"}, cmd: []string{"pause"},
 	},
@@ -171,7 +171,9 @@ func (b *builder) agnhost(fs *rootfs) error {
 	}
 	fs.passwd = append(fs.passwd, "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh")
 	fs.group = append(fs.group, "user-defined-in-image:x:1000:", "group-defined-in-image:x:50000:user-defined-in-image")
-	for _, p := range []string{"/usr/bin/curl", "/usr/bin/dig", "/usr/bin/nc.openbsd"} {
+	// getent: the DNS specs' musl querier checks the pod's /etc/hosts
+	// with it (Alpine's; here glibc's, reading files only).
+	for _, p := range []string{"/usr/bin/curl", "/usr/bin/dig", "/usr/bin/nc.openbsd", "/usr/bin/getent"} {
 		if err := fs.hostBinary(p); err != nil {
 			return err
 		}
