@@ -47,6 +47,10 @@
 // no-endpoint-services / no-endpoint-nodeports that the filter chains use
 // to reject new connections (TCP reset, else ICMP host-unreachable), or
 // drop them when a Local policy finds endpoints on other nodes only.
+// Every programmed ClusterIP is in the cluster-ips map: a new connection
+// still addressed to one after DNAT (a port or protocol its Service does
+// not serve) is rejected in filter-forward and filter-output, as
+// kube-proxy's cluster-ips-check does.
 //
 // Endpoints on 127.0.0.1 (the kubernetes Service when the API server
 // listens on loopback, the cluster DNS) are reached from pods by DNAT

@@ -19,11 +19,16 @@ const (
 	serviceCheckChain = "service-endpoints-check"
 	nodePortCheck     = "nodeport-endpoints-check"
 	localnetChain     = "localnet-guard"
+	clusterIPsCheck   = "cluster-ips-check"
 
 	serviceIPsMap          = "service-ips"
 	serviceNodePortsMap    = "service-nodeports"
 	noEndpointServicesMap  = "no-endpoint-services"
 	noEndpointNodePortsMap = "no-endpoint-nodeports"
+	// clusterIPsMap holds every programmed ClusterIP: a new connection
+	// still addressed to one after DNAT asked for a port the Service does
+	// not have (kube-proxy's cluster-ips set).
+	clusterIPsMap = "cluster-ips"
 	// ownerSet holds one random mark, the proxy's that wrote the table
 	// whole last.
 	ownerSet = "proxy-owner"
@@ -45,16 +50,18 @@ type baseChain struct {
 // baseChains are the table's hooks, kube-proxy's minus firewalls: DNAT in
 // prerouting (traffic from pods and the network) and output (from the
 // host), masquerading in postrouting, and the filter checks that reject
-// new connections to Services without endpoints and guard loopback.
+// new connections to Services without endpoints or to ports a ClusterIP's
+// Service does not serve, and guard loopback.
 var baseChains = []baseChain{
 	{"nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority, []string{"jump " + servicesChain}},
 	{"nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority, []string{"jump " + servicesChain}},
 	{"nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority, []string{"jump " + masqueradingChain}},
 	{"filter-input", knftables.FilterType, knftables.InputHook, "filter - 10", []string{
 		"ct state new jump " + nodePortCheck, "ct state new jump " + serviceCheckChain, "jump " + localnetChain}},
-	{"filter-forward", knftables.FilterType, knftables.ForwardHook, "filter - 10", []string{"ct state new jump " + serviceCheckChain}},
+	{"filter-forward", knftables.FilterType, knftables.ForwardHook, "filter - 10", []string{
+		"ct state new jump " + serviceCheckChain, "ct state new jump " + clusterIPsCheck}},
 	{"filter-output", knftables.FilterType, knftables.OutputHook, "filter - 10", []string{
-		"ct state new jump " + serviceCheckChain, "ct state new jump " + nodePortCheck}},
+		"ct state new jump " + serviceCheckChain, "ct state new jump " + nodePortCheck, "ct state new jump " + clusterIPsCheck}},
 }
 
 // ruleset is the desired content of the table, built by buildRuleset and
@@ -135,14 +142,24 @@ func buildRuleset(ports []*servicePort, nodeName, podCIDR string) *ruleset {
 	// CVE-2020-8558) keeps anything else from reaching loopback from
 	// outside.
 	r.chain(localnetChain, `iifname != "lo" ip saddr != 127.0.0.0/8 ip daddr 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop`)
+	// Reject traffic to invalid ports of ClusterIPs, as kube-proxy does: the
+	// filter hooks come after DNAT, so what is still addressed to a
+	// ClusterIP matched none of its Service's ports.
+	r.chain(clusterIPsCheck, "ip daddr vmap @"+clusterIPsMap)
 	r.maps = []*knftables.Map{
 		{Name: serviceIPsMap, Type: "ipv4_addr . inet_proto . inet_service : verdict"},
 		{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict"},
 		{Name: noEndpointServicesMap, Type: "ipv4_addr . inet_proto . inet_service : verdict"},
 		{Name: noEndpointNodePortsMap, Type: "inet_proto . inet_service : verdict"},
+		{Name: clusterIPsMap, Type: "ipv4_addr : verdict"},
 	}
+	clusterIPs := map[string]bool{}
 	for _, sp := range ports {
 		r.addServicePort(sp, nodeName, podCIDR)
+		if !clusterIPs[sp.ClusterIP] {
+			clusterIPs[sp.ClusterIP] = true
+			r.elements = append(r.elements, &knftables.Element{Map: clusterIPsMap, Key: []string{sp.ClusterIP}, Value: []string{"goto " + rejectChain}})
+		}
 	}
 	return r
 }

@@ -448,3 +448,59 @@ func TestServiceChains(t *testing.T) {
 		t.Errorf("serviceChains = %q, want %q", got, want)
 	}
 }
+
+// TestSamePortTwoProtocols: a Service serving port 80 over TCP and UDP
+// gets both; when it keeps only one protocol, the other's rules go, and
+// a partial sync writes what a full one does (conformance: serve
+// endpoints on same port and different protocols).
+func TestSamePortTwoProtocols(t *testing.T) {
+	ports := func(protos ...corev1.Protocol) func(*corev1.Service) {
+		return func(s *corev1.Service) {
+			s.Spec.Ports = nil
+			for _, p := range protos {
+				s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: strings.ToLower(string(p)) + "-port", Port: 80, Protocol: p})
+			}
+		}
+	}
+	slices := func(protos ...corev1.Protocol) []*discoveryv1.EndpointSlice {
+		s := slice("dual", readyOn("10.88.0.5", testNode))
+		s.Ports = nil
+		for _, p := range protos {
+			s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr.To(strings.ToLower(string(p)) + "-port"), Port: ptr.To[int32](80), Protocol: ptr.To(p)})
+		}
+		return []*discoveryv1.EndpointSlice{s}
+	}
+	fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
+	p := newProxy(Config{NodeName: testNode, PodCIDR: "10.88.0.0/24"}, nil, fake)
+	steps := []struct {
+		protos []corev1.Protocol
+		want   []string
+		gone   []string
+	}{
+		{[]corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP}, []string{"10.96.0.30 . tcp . 80", "10.96.0.30 . udp . 80"}, nil},
+		{[]corev1.Protocol{corev1.ProtocolTCP}, []string{"10.96.0.30 . tcp . 80"}, []string{"10.96.0.30 . udp . 80"}},
+		{[]corev1.Protocol{corev1.ProtocolUDP}, []string{"10.96.0.30 . udp . 80"}, []string{"10.96.0.30 . tcp . 80"}},
+	}
+	for i, step := range steps {
+		services := []*corev1.Service{svc("dual", "10.96.0.30", ports(step.protos...))}
+		partial := programWith(t, p, fake, services, slices(step.protos...))
+		full := program(t, knftables.NewFake(knftables.IPv4Family, DefaultTable), services, slices(step.protos...))
+		if sortedLines(partial) != sortedLines(full) {
+			t.Fatalf("step %d: partial sync wrote\n%s\nfull sync wrote\n%s", i, partial, full)
+		}
+		// A port the Service no longer serves is refused, not sent on.
+		if !hasLine(partial, "element ip glassplane-proxy cluster-ips { 10.96.0.30 : goto reject-chain }") {
+			t.Errorf("step %d: the ClusterIP is not in the cluster-ips map:\n%s", i, partial)
+		}
+		for _, w := range step.want {
+			if !hasLine(partial, w) {
+				t.Errorf("step %d: %q not programmed:\n%s", i, w, partial)
+			}
+		}
+		for _, g := range step.gone {
+			if hasLine(partial, g) {
+				t.Errorf("step %d: %q still programmed:\n%s", i, g, partial)
+			}
+		}
+	}
+}
