@@ -167,7 +167,8 @@ func (q *request) boundObjects(sa string, ref *authenticationv1.BoundObjectRefer
 	claim := &auth.ClaimsObject{Name: m.GetName(), UID: string(uid)}
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		if o.Spec.ServiceAccountName != sa {
+		// A pod admitted without the ServiceAccount plugin runs as default.
+		if podSA := o.Spec.ServiceAccountName; podSA != sa && (podSA != "" || sa != "default") {
 			return bound, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", sa))
 		}
 		bound.Pod = claim
