@@ -25,7 +25,8 @@
 // follow imagePullPolicy (images under glassplane.local are node-only and
 // never pulled). Each running container with probes gets a probe goroutine
 // (prober.go): startup, then liveness and readiness, exec through the
-// runtime and httpGet/tcpSocket from the node to the pod IP, with
+// runtime and httpGet/tcpSocket/grpc (grpc.health.v1) from the node to
+// the pod IP, with
 // Kubernetes' defaults and thresholds; their results drive started, ready,
 // ContainersReady and Ready, and a failed liveness or startup probe makes
 // the worker kill the container (preStop hook, then SIGTERM, grace,
