@@ -3,11 +3,15 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // systemPriorityClasses are the PriorityClasses kube-apiserver creates at
@@ -53,4 +57,42 @@ func (l namespaceLister) GetPriorityClass(ctx context.Context, name string) (*sc
 		return nil, false, err
 	}
 	return obj.(*schedulingv1.PriorityClass), true, nil
+}
+
+// highestUserDefinablePriority is the largest value a PriorityClass that
+// is not a system one may have.
+const highestUserDefinablePriority = 1000000000
+
+// validatePriorityClass is upstream's ValidatePriorityClass(Update): the
+// "system-" prefix is kept for the system classes (with their values), a
+// user class's value is at most a billion, the preemption policy known;
+// the value and the preemption policy never change.
+func validatePriorityClass(_ context.Context, _ string, obj, old runtime.Object) field.ErrorList {
+	pc := obj.(*schedulingv1.PriorityClass)
+	var errs field.ErrorList
+	if prev, ok := old.(*schedulingv1.PriorityClass); ok {
+		errs = apimachineryvalidation.ValidateObjectMetaUpdate(&pc.ObjectMeta, &prev.ObjectMeta, field.NewPath("metadata"))
+		if pc.Value != prev.Value {
+			errs = append(errs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
+		}
+		errs = append(errs, apimachineryvalidation.ValidateImmutableField(pc.PreemptionPolicy, prev.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
+		return errs
+	}
+	errs = apimachineryvalidation.ValidateObjectMeta(&pc.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	if strings.HasPrefix(pc.Name, "system-") {
+		known := false
+		for _, sys := range systemPriorityClasses {
+			known = known || sys.Name == pc.Name && sys.Value == pc.Value && sys.GlobalDefault == pc.GlobalDefault
+		}
+		if !known {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "name"), "priority class names with 'system-' prefix are reserved for system use only. error: "+
+				fmt.Sprintf("%v is not a known system priority class", pc.Name)))
+		}
+	} else if pc.Value > highestUserDefinablePriority {
+		errs = append(errs, field.Forbidden(field.NewPath("value"), fmt.Sprintf("maximum allowed value of a user defined priority is %v", highestUserDefinablePriority)))
+	}
+	if p := pc.PreemptionPolicy; p != nil && *p != corev1.PreemptLowerPriority && *p != corev1.PreemptNever {
+		errs = append(errs, field.NotSupported(field.NewPath("preemptionPolicy"), *p, []string{string(corev1.PreemptLowerPriority), string(corev1.PreemptNever)}))
+	}
+	return errs
 }

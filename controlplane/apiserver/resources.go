@@ -295,7 +295,7 @@ func newResources() []*resource {
 		},
 		{
 			GVK: schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), Resource: "priorityclasses", Singular: "priorityclass", ShortNames: []string{"pc"},
-			Verbs: verbsAll, StorageResource: "priorityclasses",
+			Verbs: verbsAll, StorageResource: "priorityclasses", Validate: validatePriorityClass,
 		},
 		{
 			GVK: core("ReplicationController"), Resource: "replicationcontrollers", Singular: "replicationcontroller", ShortNames: []string{"rc"}, Namespaced: true,

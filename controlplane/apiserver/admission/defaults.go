@@ -115,6 +115,10 @@ func Default(obj runtime.Object) {
 		defaultCronJob(o)
 	case *corev1.Service:
 		defaultService(o)
+	case *schedulingv1.PriorityClass:
+		if o.PreemptionPolicy == nil {
+			o.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
+		}
 	case *corev1.Endpoints:
 		for i := range o.Subsets {
 			for j := range o.Subsets[i].Ports {
