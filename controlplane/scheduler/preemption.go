@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/glassplane/glassplane/controlplane/scheduler/explain"
 	"github.com/glassplane/glassplane/controlplane/scheduler/framework"
@@ -323,7 +325,18 @@ func (s *Scheduler) evictVictims(ctx context.Context, prof *profile, preemptor *
 		}
 		latest := victim.DeepCopy()
 		if updatePodCondition(&latest.Status, cond) {
-			if _, err := s.client.CoreV1().Pods(victim.Namespace).UpdateStatus(ctx, latest, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			// A strategic merge patch of the one condition, as upstream's
+			// preemption applies it: no resourceVersion to conflict on
+			// (the victim's copy may be behind), the other conditions kept.
+			cond.LastTransitionTime = metav1.Now()
+			patch, err := json.Marshal(map[string]any{
+				"metadata": map[string]any{"uid": victim.UID},
+				"status":   map[string]any{"conditions": []v1.PodCondition{cond}},
+			})
+			if err == nil {
+				_, err = s.client.CoreV1().Pods(victim.Namespace).Patch(ctx, victim.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
 				s.log.Debug("failed to set DisruptionTarget on victim", "pod", victim.Namespace+"/"+victim.Name, "err", err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
@@ -58,6 +59,18 @@ func TestPreemptionEvictsTheLowestPriorityVictims(t *testing.T) {
 	}
 	if _, err := client.CoreV1().Pods("default").Get(context.Background(), "a1", metav1.GetOptions{}); err != nil {
 		t.Errorf("a1 was evicted: %v", err)
+	}
+	// Each victim was marked DisruptionTarget (PreemptionByScheduler) by a
+	// patch of its status before its deletion.
+	marked := map[string]bool{}
+	for _, a := range client.Actions() {
+		if pa, ok := a.(clienttesting.PatchAction); ok && pa.GetSubresource() == "status" && pa.GetPatchType() == types.StrategicMergePatchType &&
+			strings.Contains(string(pa.GetPatch()), `"type":"DisruptionTarget"`) && strings.Contains(string(pa.GetPatch()), `"reason":"PreemptionByScheduler"`) {
+			marked[pa.GetName()] = true
+		}
+	}
+	if !marked["b1"] || !marked["b2"] || marked["a1"] {
+		t.Errorf("victims marked DisruptionTarget: %v, want b1 and b2", marked)
 	}
 	eventually(t, "Preempted events", func() bool {
 		evs, _ := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
