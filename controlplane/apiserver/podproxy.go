@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,8 +15,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 )
 
 // pods/log, pods/exec, pods/attach and pods/portforward are answered by the pod's node agent, as
@@ -47,6 +52,9 @@ func (q *request) proxyPodPortForward() error {
 	if q.info.Verb != "get" && q.info.Verb != "create" {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/portforward"}, q.info.Verb)
 	}
+	if err := q.admitConnect(&corev1.PodPortForwardOptions{}); err != nil {
+		return err
+	}
 	return q.proxyToNode("portForward")
 }
 
@@ -63,6 +71,9 @@ func (q *request) proxyPodExec() error {
 	if q.info.Verb != "get" && q.info.Verb != "create" {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/exec"}, q.info.Verb)
 	}
+	if err := q.admitConnect(&corev1.PodExecOptions{}); err != nil {
+		return err
+	}
 	return q.proxyToNode("exec")
 }
 
@@ -71,7 +82,38 @@ func (q *request) proxyPodAttach() error {
 	if q.info.Verb != "get" && q.info.Verb != "create" {
 		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/attach"}, q.info.Verb)
 	}
+	if err := q.admitConnect(&corev1.PodAttachOptions{}); err != nil {
+		return err
+	}
 	return q.proxyToNode("attach")
+}
+
+// admitConnect runs admission for a CONNECT to pods/exec, attach or
+// portforward, as kube-apiserver's connect handler does: the object is the
+// request's options (PodExecOptions, ...) decoded from its query, the kind
+// theirs, so that webhooks and policies matching CONNECT can refuse it
+// before the node is reached.
+func (q *request) admitConnect(opts runtime.Object) error {
+	if err := connectOptions(q.r.URL.Query(), opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	gvks, _, err := scheme.Scheme.ObjectKinds(opts)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	opts.GetObjectKind().SetGroupVersionKind(gvks[0])
+	q.enter(stageAdmission)
+	attrs := &admission.Attributes{
+		Operation: admission.Connect, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: gvks[0],
+		Namespace: q.info.Namespace, Name: q.info.Name, Object: opts,
+		UserName: q.user.Name, UserUID: q.user.UID, UserGroups: q.user.Groups, UserExtra: q.user.Extra,
+	}
+	steps, err := q.s.admission.Run(q.ctx, attrs)
+	q.recordAdmission(steps)
+	for k, v := range attrs.AuditAnnotations {
+		q.ev.Annotations[k] = v
+	}
+	return err
 }
 
 // proxyToNode sends the request to /<path>/<namespace>/<pod>/<container>
@@ -254,3 +296,41 @@ type KubeletClient struct {
 // SetKubeletClient sets how the API server reaches node agents; call it
 // before the server takes requests.
 func (s *Server) SetKubeletClient(c *KubeletClient) { s.cfg.KubeletClient = c }
+
+// connectOptions fills a pods/exec, attach or portforward options object
+// from the request's query, as kube-apiserver's parameter codec does.
+func connectOptions(query url.Values, opts runtime.Object) error {
+	flag := func(name string) (bool, error) {
+		v := query.Get(name)
+		if v == "" {
+			return false, nil
+		}
+		return strconv.ParseBool(v)
+	}
+	var errs []error
+	get := func(name string) bool {
+		b, err := flag(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid %s %q: %w", name, query.Get(name), err))
+		}
+		return b
+	}
+	switch o := opts.(type) {
+	case *corev1.PodExecOptions:
+		o.Stdin, o.Stdout, o.Stderr, o.TTY = get("stdin"), get("stdout"), get("stderr"), get("tty")
+		o.Container, o.Command = query.Get("container"), query["command"]
+	case *corev1.PodAttachOptions:
+		o.Stdin, o.Stdout, o.Stderr, o.TTY = get("stdin"), get("stdout"), get("stderr"), get("tty")
+		o.Container = query.Get("container")
+	case *corev1.PodPortForwardOptions:
+		for _, p := range query["ports"] {
+			n, err := strconv.ParseInt(p, 10, 32)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("invalid port %q: %w", p, err))
+				continue
+			}
+			o.Ports = append(o.Ports, int32(n))
+		}
+	}
+	return errors.Join(errs...)
+}
