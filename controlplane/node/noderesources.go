@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Pressure thresholds: kubelet's default hard eviction thresholds
@@ -243,4 +244,15 @@ func meminfo(field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("failed to find %s in %q", field, "/proc/meminfo")
+}
+
+// isExtendedResourceName is Kubernetes' IsExtendedResourceName: a
+// qualified name with a domain outside kubernetes.io (and not a quota's
+// requests. prefix), such as example.com/gpu.
+func isExtendedResourceName(name corev1.ResourceName) bool {
+	n := string(name)
+	if !strings.Contains(n, "/") || strings.Contains(n, "kubernetes.io/") || strings.HasPrefix(n, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+n)) == 0
 }

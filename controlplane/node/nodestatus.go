@@ -149,6 +149,16 @@ func (a *Agent) nodeStatus(ctx context.Context, old *corev1.NodeStatus) (*corev1
 		return nil, fmt.Errorf("failed to get runtime version: %w", err)
 	}
 	capacity := a.capacity()
+	// Extended resources someone else put in the node's capacity (a
+	// device plugin's, an operator's patch) stay, and count in
+	// allocatable, as the kubelet keeps them.
+	if old != nil {
+		for name, q := range old.Capacity {
+			if _, ours := capacity[name]; !ours && isExtendedResourceName(name) {
+				capacity[name] = q
+			}
+		}
+	}
 	images, err := a.nodeImages(ctx)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -128,4 +129,34 @@ func TestStatusKeepsOthersConditions(t *testing.T) {
 		}
 		return injected.Load() && disruption && ready, fmt.Sprintf("%+v", p.Status.Conditions)
 	})
+}
+
+// TestNodeKeepsExtendedResources: an extended resource another client put
+// in the node's capacity stays through the agent's status updates and is
+// allocatable, as the kubelet keeps it (the scheduler's preemption specs
+// give a node scheduling.k8s.io/foo this way).
+func TestNodeKeepsExtendedResources(t *testing.T) {
+	h := startAgent(t, simRuntime(), nil)
+	ctx := context.Background()
+	eventually(t, "the node registered", func() (bool, string) {
+		_, err := h.client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	node, err := h.client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Capacity["scheduling.k8s.io/foo"] = resource.MustParse("5")
+	// The status the agent would write over this one.
+	st, err := h.agent.nodeStatus(ctx, &node.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, a := st.Capacity["scheduling.k8s.io/foo"], st.Allocatable["scheduling.k8s.io/foo"]
+	if c.Value() != 5 || a.Value() != 5 || st.Allocatable.Cpu().Sign() <= 0 {
+		t.Errorf("the agent's status: capacity %v allocatable %v", st.Capacity, st.Allocatable)
+	}
+	if !isExtendedResourceName("example.com/gpu") || isExtendedResourceName("cpu") || isExtendedResourceName("kubernetes.io/thing") || isExtendedResourceName("requests.example.com/gpu") {
+		t.Error("isExtendedResourceName disagrees with Kubernetes' rule")
+	}
 }
