@@ -201,7 +201,10 @@ func (q *request) logOverWebSocket(node *corev1.Node, target *url.URL, transport
 		return err
 	}
 	q.w.code = http.StatusSwitchingProtocols
-	return wsstream.NewReader(resp.Body, true, wsstream.NewDefaultReaderProtocols()).Copy(hijackable{q.w.ResponseWriter}, q.r)
+	// bufio hands out the data and the end of the log in separate reads:
+	// the body's last read returns both, and the socket's copier drops
+	// the data of a read that also says EOF.
+	return wsstream.NewReader(bufio.NewReader(resp.Body), true, wsstream.NewDefaultReaderProtocols()).Copy(hijackable{q.w.ResponseWriter}, q.r)
 }
 
 // hijackable gives the connection of a wrapped ResponseWriter to a server
