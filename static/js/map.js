@@ -599,12 +599,17 @@ class ClusterMap {
     this.narrate(last);
   }
 
-  // stepItem is a step's line in the list; clicking it narrates the step.
+  // stepItem is a step's line in the list; clicking it narrates the step
+  // and holds it, as the arrow keys do, until they move past the newest.
   stepItem(step) {
     const item = el("li", { class: `step step-${step.kind}${step.failed ? " failed" : ""}`, "data-testid": "step", "data-kind": step.kind },
       el("span", { class: "step-route" }, `${step.from} → ${step.to}`),
       el("span", { class: "step-label" }, step.label));
     item.addEventListener("click", () => {
+      const i = this.history.indexOf(step);
+      if (i >= 0) this.cursor = i;
+      for (const li of this.stepList?.children || []) li.classList.remove("current");
+      item.classList.add("current");
       this.current = step;
       this.narrate(step);
     });
