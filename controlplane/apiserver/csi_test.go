@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -108,5 +109,45 @@ func TestVolumeAttachment(t *testing.T) {
 	}}, metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName") {
 		t.Errorf("create with both sources: %v", err)
+	}
+}
+
+// TestStorageObjectInUseProtection: a claim and a volume carry their
+// protection finalizer from the create's answer on, as kube-apiserver's
+// StorageObjectInUseProtection plugin adds it.
+func TestStorageObjectInUseProtection(t *testing.T) {
+	ctx := ctxT(t)
+	ns := shared.namespace(t)
+	claim, err := shared.client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claim.Finalizers) != 1 || claim.Finalizers[0] != "kubernetes.io/pvc-protection" {
+		t.Errorf("claim finalizers %v", claim.Finalizers)
+	}
+	pv, err := shared.client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "pv-"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/pv"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// No pv-protection controller runs here: the finalizer goes by hand.
+		shared.client.CoreV1().PersistentVolumes().Patch(ctx, pv.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		shared.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+	})
+	if len(pv.Finalizers) != 1 || pv.Finalizers[0] != "kubernetes.io/pv-protection" {
+		t.Errorf("volume finalizers %v", pv.Finalizers)
 	}
 }
