@@ -442,6 +442,9 @@ func (a *Agent) failPod(ctx context.Context, w *podWorker, pod *corev1.Pod, reas
 // restartPolicy) and posts the pod's status.
 func (a *Agent) runPod(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 	spec := podSpecFor(pod)
+	if sub := pod.Spec.Subdomain; sub != "" && a.cfg.ClusterDomain != "" {
+		spec.HostDomain = sub + "." + pod.Namespace + ".svc." + a.cfg.ClusterDomain
+	}
 	if !w.sandboxReady && w.sandboxCh == nil {
 		spec.DNS = a.podDNS(pod)
 	}

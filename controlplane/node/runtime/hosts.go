@@ -17,7 +17,7 @@ const etcHostsFile = "etc-hosts"
 // network: localhost, the pod's own addresses under its hostname, and
 // the pod's hostAliases. ips may be empty while the pod waits for its
 // address.
-func managedHosts(ips []string, hostname string, aliases []HostAlias) []byte {
+func managedHosts(ips []string, hostname, hostDomain string, aliases []HostAlias) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Kubernetes-managed hosts file.\n")
 	b.WriteString("127.0.0.1\tlocalhost\n")
@@ -27,7 +27,11 @@ func managedHosts(ips []string, hostname string, aliases []HostAlias) []byte {
 	b.WriteString("fe00::1\tip6-allnodes\n")
 	b.WriteString("fe00::2\tip6-allrouters\n")
 	for _, ip := range ips {
-		fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		if hostDomain != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s\t%s\n", ip, hostname, hostDomain, hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		}
 	}
 	if len(aliases) > 0 {
 		b.WriteString("\n# Entries added by HostAliases.\n")
@@ -52,7 +56,7 @@ func writeHosts(dir string, pod PodSpec, ips []string) error {
 	if hostname == "" {
 		hostname = pod.Name
 	}
-	if err := os.WriteFile(path, managedHosts(ips, hostname, pod.HostAliases), 0o644); err != nil {
+	if err := os.WriteFile(path, managedHosts(ips, hostname, pod.HostDomain, pod.HostAliases), 0o644); err != nil {
 		return fmt.Errorf("failed to write the pod's hosts file: %w", err)
 	}
 	return nil

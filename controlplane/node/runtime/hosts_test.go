@@ -20,16 +20,20 @@ func TestManagedHosts(t *testing.T) {
 		ips      []string
 		aliases  []HostAlias
 		hostname string
+		domain   string
 		want     string
 	}{
-		{"no address yet", nil, nil, "web", base},
-		{"the pod's address", []string{"10.88.0.7"}, nil, "web", base + "10.88.0.7\tweb\n"},
-		{"host aliases", []string{"10.88.0.7"}, []HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}, {IP: "10.1.2.4", Hostnames: []string{"baz"}}}, "web",
+		{"no address yet", nil, nil, "web", "", base},
+		{"the pod's address", []string{"10.88.0.7"}, nil, "web", "", base + "10.88.0.7\tweb\n"},
+		{"host aliases", []string{"10.88.0.7"}, []HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}, {IP: "10.1.2.4", Hostnames: []string{"baz"}}}, "web", "",
 			base + "10.88.0.7\tweb\n\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n10.1.2.4\tbaz\n"},
+		// A pod with a subdomain is named by its FQDN first, as the
+		// kubelet writes it.
+		{"a subdomain", []string{"10.88.0.7"}, nil, "querier-1", "dns-test.ns.svc.cluster.local", base + "10.88.0.7\tquerier-1.dns-test.ns.svc.cluster.local\tquerier-1\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(managedHosts(tc.ips, tc.hostname, tc.aliases)); got != tc.want {
+			if got := string(managedHosts(tc.ips, tc.hostname, tc.domain, tc.aliases)); got != tc.want {
 				t.Errorf("managedHosts =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
@@ -62,7 +66,7 @@ func TestWriteHostsInPlace(t *testing.T) {
 	if inode() != first {
 		t.Error("the hosts file was replaced, not rewritten in place")
 	}
-	want := string(managedHosts([]string{"10.88.0.9"}, "web-host", nil))
+	want := string(managedHosts([]string{"10.88.0.9"}, "web-host", "", nil))
 	if err := writeHosts(dir, pod, nil); err != nil {
 		t.Fatal(err)
 	}

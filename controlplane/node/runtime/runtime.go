@@ -92,6 +92,9 @@ type PodSpec struct {
 	Name      string
 	// Hostname is the containers' hostname (the pod name unless set).
 	Hostname string
+	// HostDomain is <subdomain>.<namespace>.svc.<cluster domain> for a pod
+	// with a subdomain: its /etc/hosts names it by that FQDN too.
+	HostDomain string
 	// HostNetwork makes the containers share the host's network namespace.
 	HostNetwork bool
 	// RestartPolicy is the pod's restartPolicy (Always, OnFailure, Never).
