@@ -10,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 )
@@ -67,5 +68,43 @@ func TestConnectAdmission(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "no client identity for node agents") {
 			t.Errorf("POST %s: %d %s, want past admission to the node", path, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestStreamingSubresourcesNeedRights: a user without rights asking for a
+// pod's log over a WebSocket, or to attach, is refused by RBAC with 403
+// before any upgrade; a malformed option is a 400.
+func TestStreamingSubresourcesNeedRights(t *testing.T) {
+	env := sharedRBACEnv(t)
+	cfg, err := env.ca.RESTConfig(env.url, "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodGet, "/api/v1/namespaces/default/pods/web/log"},
+		{http.MethodPost, "/api/v1/namespaces/default/pods/web/attach?stdout=true"},
+	} {
+		req, _ := http.NewRequest(tc.method, env.url+tc.path, nil)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		req.Header.Set("Sec-WebSocket-Protocol", "binary.k8s.io")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s %s as a user without rights: %d, want 403", tc.method, tc.path, resp.StatusCode)
+		}
+	}
+	resp, body := shared.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/web/attach?stdin=maybe", "", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `invalid stdin \"maybe\"`) {
+		t.Errorf("attach with stdin=maybe: %d %s, want 400", resp.StatusCode, body)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -19,13 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// PodCertificateRequest lifetimes, as upstream's.
-const (
-	defaultPodCertificateSeconds = 24 * 3600
-	minPodCertificateSeconds     = 3600
-	maxPodCertificateSeconds     = 91 * 24 * 3600
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 )
 
 // podCertificateRequestResource is certificates.k8s.io/v1
@@ -43,7 +36,7 @@ func podCertificateRequestResource() *resource {
 			r := obj.(*certificatesv1.PodCertificateRequest)
 			r.Status = certificatesv1.PodCertificateRequestStatus{}
 			if r.Spec.MaxExpirationSeconds == nil {
-				secs := int32(defaultPodCertificateSeconds)
+				secs := int32(admission.MaxKubernetesPodCertificateSecs)
 				r.Spec.MaxExpirationSeconds = &secs
 			}
 		},
@@ -88,15 +81,7 @@ func validatePodCertificateRequestSpec(s *certificatesv1.PodCertificateRequestSp
 			errs = append(errs, field.Required(p.Child(f.name), ""))
 		}
 	}
-	if secs := s.MaxExpirationSeconds; secs != nil {
-		limit := int32(maxPodCertificateSeconds)
-		if strings.HasPrefix(s.SignerName, "kubernetes.io/") {
-			limit = defaultPodCertificateSeconds
-		}
-		if *secs < minPodCertificateSeconds || *secs > limit {
-			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *secs, fmt.Sprintf("must be in the range [%d, %d]", minPodCertificateSeconds, limit)))
-		}
-	}
+	errs = append(errs, admission.ValidatePodCertificateLifetime(s.SignerName, s.MaxExpirationSeconds, p.Child("maxExpirationSeconds"))...)
 	stub := p.Child("stubPKCS10Request")
 	csr, err := x509.ParseCertificateRequest(s.StubPKCS10Request)
 	switch {

@@ -84,7 +84,7 @@ func TestPodCertificateRequest(t *testing.T) {
 		want string
 	}{
 		{func(s *certificatesv1.PodCertificateRequestSpec) { s.StubPKCS10Request = []byte("not a request") }, "spec.stubPKCS10Request: Invalid value"},
-		{func(s *certificatesv1.PodCertificateRequestSpec) { s.MaxExpirationSeconds = &short }, "spec.maxExpirationSeconds: Invalid value: 600: must be in the range [3600, 7862400]"},
+		{func(s *certificatesv1.PodCertificateRequestSpec) { s.MaxExpirationSeconds = &short }, "spec.maxExpirationSeconds: Invalid value: 600: if provided, maxExpirationSeconds must be >= 3600"},
 		{func(s *certificatesv1.PodCertificateRequestSpec) { s.PodUID = "" }, "spec.podUID: Required value"},
 	} {
 		bad := spec

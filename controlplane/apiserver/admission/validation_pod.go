@@ -351,12 +351,32 @@ func validateVolumeSource(s *corev1.VolumeSource, fld *field.Path) field.ErrorLi
 }
 
 // PodCertificate lifetimes, as upstream's: at least an hour, at most 91
-// days, and a day for kubernetes.io signers.
+// days, and a day for kubernetes.io signers (also the default).
 const (
-	minPodCertificateSeconds        = 3600
-	maxPodCertificateSeconds        = 91 * 24 * 3600
-	maxKubernetesPodCertificateSecs = 24 * 3600
+	MinPodCertificateSeconds        = 3600
+	MaxPodCertificateSeconds        = 91 * 24 * 3600
+	MaxKubernetesPodCertificateSecs = 24 * 3600
 )
+
+// ValidatePodCertificateLifetime checks a maxExpirationSeconds of a pod's
+// podCertificate projection or of a PodCertificateRequest for signer.
+func ValidatePodCertificateLifetime(signer string, secs *int32, fld *field.Path) field.ErrorList {
+	if secs == nil {
+		return nil
+	}
+	limit := int32(MaxPodCertificateSeconds)
+	if strings.HasPrefix(signer, "kubernetes.io/") {
+		limit = MaxKubernetesPodCertificateSecs
+	}
+	var errs field.ErrorList
+	if *secs < MinPodCertificateSeconds {
+		errs = append(errs, field.Invalid(fld, *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", MinPodCertificateSeconds)))
+	}
+	if *secs > limit {
+		errs = append(errs, field.Invalid(fld, *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", limit)))
+	}
+	return errs
+}
 
 // podCertificateKeyTypes are the key types a node generates for a pod.
 var podCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
@@ -376,18 +396,7 @@ func validatePodCertificateProjection(pc *corev1.PodCertificateProjection, fld *
 	if !slices.Contains(podCertificateKeyTypes, pc.KeyType) {
 		errs = append(errs, field.NotSupported(fld.Child("keyType"), pc.KeyType, podCertificateKeyTypes))
 	}
-	if secs := pc.MaxExpirationSeconds; secs != nil {
-		limit := int32(maxPodCertificateSeconds)
-		if strings.HasPrefix(pc.SignerName, "kubernetes.io/") {
-			limit = maxKubernetesPodCertificateSecs
-		}
-		if *secs < minPodCertificateSeconds {
-			errs = append(errs, field.Invalid(fld.Child("maxExpirationSeconds"), *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", minPodCertificateSeconds)))
-		}
-		if *secs > limit {
-			errs = append(errs, field.Invalid(fld.Child("maxExpirationSeconds"), *secs, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", limit)))
-		}
-	}
+	errs = append(errs, ValidatePodCertificateLifetime(pc.SignerName, pc.MaxExpirationSeconds, fld.Child("maxExpirationSeconds"))...)
 	return errs
 }
 
