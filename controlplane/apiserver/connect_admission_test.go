@@ -75,7 +75,9 @@ func TestConnectAdmission(t *testing.T) {
 // pod's log over a WebSocket, or to attach, is refused by RBAC with 403
 // before any upgrade; a malformed option is a 400.
 func TestStreamingSubresourcesNeedRights(t *testing.T) {
-	env := sharedRBACEnv(t)
+	// A server of its own: the shared RBAC server's data lives in the
+	// directory of the test that started it first.
+	env := newEnvWith(t, func(c *apiserver.Config) { c.RBAC = true })
 	cfg, err := env.ca.RESTConfig(env.url, "nobody")
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func TestStreamingSubresourcesNeedRights(t *testing.T) {
 			t.Errorf("%s %s as a user without rights: %d, want 403", tc.method, tc.path, resp.StatusCode)
 		}
 	}
-	resp, body := shared.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/web/attach?stdin=maybe", "", nil)
+	resp, body := env.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/web/attach?stdin=maybe", "", nil)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `invalid stdin \"maybe\"`) {
 		t.Errorf("attach with stdin=maybe: %d %s, want 400", resp.StatusCode, body)
 	}
