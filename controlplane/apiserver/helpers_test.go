@@ -63,6 +63,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stop()
 	os.RemoveAll(dir)
+	if rbacDir != "" {
+		os.RemoveAll(rbacDir)
+	}
 	os.Exit(code)
 }
 

@@ -8,6 +8,7 @@ import (
 	stdlog "log"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -46,13 +47,26 @@ var (
 	rbacOnce   sync.Once
 	rbacShared *rbacEnv
 	rbacErr    error
+	// rbacDir is its data directory, removed by TestMain at the end.
+	rbacDir string
 )
 
 // sharedRBACEnv starts one RBAC-enabled environment for the tests in this
 // file; it stops with the test binary.
 func sharedRBACEnv(t *testing.T) *rbacEnv {
 	t.Helper()
-	rbacOnce.Do(func() { rbacShared, rbacErr = startRBACEnv(t.TempDir()) })
+	// Its data outlives the test that starts it (a t.TempDir would be
+	// removed under the running etcd when that test ends); TestMain
+	// removes it once every test ran.
+	rbacOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "apiserver-rbac-test")
+		if err != nil {
+			rbacErr = err
+			return
+		}
+		rbacDir = dir
+		rbacShared, rbacErr = startRBACEnv(dir)
+	})
 	if rbacErr != nil {
 		t.Fatal(rbacErr)
 	}
