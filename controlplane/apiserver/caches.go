@@ -24,7 +24,8 @@ const resyncDelay = time.Second
 // its first full list before they are authorized), the lookup caches
 // admission reads namespaces, ServiceAccounts and PriorityClasses from, and
 // the Node authorizer's graph of pods; and it repairs the Services'
-// allocations every serviceRepairInterval. When ctx ends, /readyz fails its
+// allocations every serviceRepairInterval (sooner when an orphan address
+// comes out of its grace). When ctx ends, /readyz fails its
 // shutdown check. Run is called once.
 func (s *Server) Run(ctx context.Context) error {
 	context.AfterFunc(ctx, func() { close(s.shuttingDown) })
@@ -51,7 +52,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.nodeGraph != nil {
 		wg.Go(func() { s.feedCache(ctx, s.podsRes, s.nodeGraph, func() {}) })
 	}
-	wg.Go(func() { s.runServiceRepair(ctx) })
+	wg.Go(func() { s.runServiceRepair(ctx, s.startRepair) })
 	wg.Go(func() { s.runCRDs(ctx) })
 	wg.Wait()
 	return nil

@@ -72,7 +72,8 @@
 // picks and checks them the same way and claims nothing. A repair
 // (service_repair.go, on start and every three minutes, as kube-apiserver's
 // repair controllers) gives a Service's address its missing IPAddress,
-// deletes an IPAddress a minute old whose Service is gone, and rebuilds the
+// deletes an IPAddress a minute old whose Service is gone (the pass after
+// one that saw it younger runs when its minute is up), and rebuilds the
 // port bitmap from the Services, freeing a leaked port on the third pass
 // that finds it unused. Bootstrap
 // creates the default ServiceCIDR and the kubernetes Service (the range's

@@ -150,6 +150,9 @@ type Server struct {
 	health       healthEndpoints
 	// services gives Services their cluster IPs and node ports.
 	services *serviceAllocator
+	// startRepair is what the repair at bootstrap found; Run's repair
+	// loop starts from it.
+	startRepair serviceRepair
 	// metrics keeps the node agents' recent summaries for metrics.k8s.io.
 	metrics metricsScraper
 	// dynamic are the webhook and policy admission plugins (admission/dynamic).
@@ -351,9 +354,11 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	}
 	// What a crash between an allocation and its write left is undone
 	// before the first request, as kube-apiserver repairs on start.
-	if _, err := s.services.repair(ctx, s.byPath[corev1.SchemeGroupVersion.WithResource("services")], time.Now()); err != nil {
+	repaired, err := s.services.repair(ctx, s.byPath[corev1.SchemeGroupVersion.WithResource("services")], time.Now())
+	if err != nil {
 		s.log.Warn("service repair failed", "err", err)
 	}
+	s.startRepair = repaired
 	if s.cfg.RBAC {
 		if err := s.bootstrapRBAC(ctx); err != nil {
 			return err

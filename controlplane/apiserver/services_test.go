@@ -553,6 +553,11 @@ func TestServiceRepair(t *testing.T) {
 	if !slices.Contains(got.IPsClaimed, "10.96.0.70") || len(got.IPsReleased) != 0 || !slices.Contains(got.PortsMarked, 30070) || len(got.PortsReleased) != 0 {
 		t.Fatalf("first repair: %+v", got)
 	}
+	// The orphan's grace ends within a minute: the next pass is due then,
+	// not a whole interval later.
+	if due := time.Until(got.OrphanDue); due <= 0 || due > time.Minute {
+		t.Fatalf("first repair: the orphan is due in %v, want within a minute", due)
+	}
 	if owner, ok := ipAddressOf(t, env.client, "10.96.0.70"); !ok || owner != ns+"/kept" {
 		t.Fatalf("10.96.0.70 belongs to %q (%v) after the repair", owner, ok)
 	}
@@ -590,7 +595,7 @@ func TestServiceRepair(t *testing.T) {
 	if got, err = apiserver.RepairServices(env.server, later); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.IPsClaimed)+len(got.IPsReleased)+len(got.PortsMarked)+len(got.PortsReleased) != 0 {
+	if len(got.IPsClaimed)+len(got.IPsReleased)+len(got.PortsMarked)+len(got.PortsReleased) != 0 || !got.OrphanDue.IsZero() {
 		t.Fatalf("a repair of a right state did %+v", got)
 	}
 }

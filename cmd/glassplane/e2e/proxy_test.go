@@ -309,9 +309,14 @@ func TestProxyRestartRemovesDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
+	// The table outlives the cluster that wrote it: wait for this one's
+	// proxy (its kubernetes Service leads to this API server), not for what
+	// an earlier test's cluster left, so the stop below does not cut this
+	// cluster's start short.
+	apiPort := c.APIURL[strings.LastIndex(c.APIURL, ":")+1:]
 	Eventually(t, time.Minute, "the kubernetes Service programmed", func() error {
-		if table := nftTable(t); !strings.Contains(table, "default/kubernetes") {
-			return fmt.Errorf("table:\n%s", table)
+		if table := nftTable(t); !strings.Contains(table, "default/kubernetes/tcp/https__127.0.0.1/"+apiPort) {
+			return fmt.Errorf("the kubernetes Service does not lead to this API server (port %s):\n%s", apiPort, table)
 		}
 		return nil
 	})
@@ -336,8 +341,13 @@ func TestProxyRestartRemovesDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c2.Stop)
-	apiPort := c2.APIURL[strings.LastIndex(c2.APIURL, ":")+1:]
+	t.Cleanup(func() {
+		c2.Stop()
+		if t.Failed() {
+			t.Logf("--- the restarted glassplane's log tail ---\n%s", tail(c2.Log(), 80))
+		}
+	})
+	apiPort = c2.APIURL[strings.LastIndex(c2.APIURL, ":")+1:]
 	Eventually(t, time.Minute, "the restarted proxy's table without the hand-made rules", func() error {
 		table := nftTable(t)
 		if !strings.Contains(table, "default/kubernetes/tcp/https__127.0.0.1/"+apiPort) {
