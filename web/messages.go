@@ -63,6 +63,9 @@ type Message struct {
 	Name        string `json:"name,omitempty"`
 	// Href is the dashboard page of the object.
 	Href string `json:"href,omitempty"`
+	// Related is a core Event's related object (the pod that answered a
+	// ServiceReached Event, say), when it has one.
+	Related *RelatedRef `json:"related,omitempty"`
 	// Component is who acted: the audit user, the Event's source, or the
 	// last field manager of a changed object.
 	Component string `json:"component,omitempty"`
@@ -294,7 +297,18 @@ func eventMessage(e *corev1.Event, key string, rev int64) Message {
 	if resource != "" {
 		m.Href = objectHref(resource, io.Namespace, io.Name)
 	}
+	if r := e.Related; r != nil && r.Name != "" {
+		m.Related = &RelatedRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID)}
+	}
 	return m
+}
+
+// RelatedRef names a core Event's related object on the wire.
+type RelatedRef struct {
+	Kind      string `json:"kind,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
 }
 
 // auditRecordMessage describes one API request.

@@ -119,3 +119,22 @@ func BenchmarkStorageMessages(b *testing.B) {
 		}
 	}
 }
+
+// TestEventMessageRelated: a core Event's related object reaches the
+// browser (the map draws a ServiceReached connection to it); an Event
+// without one sends none.
+func TestEventMessageRelated(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	ev := source.Event{Type: source.EventPut, Key: "/registry/events/default/client.probe-1", Revision: 9, Value: []byte(`{"apiVersion":"v1","kind":"Event",
+		"metadata":{"name":"client.probe-1","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"client"},
+		"related":{"kind":"Pod","apiVersion":"v1","namespace":"default","name":"hello-2","uid":"u2"},
+		"reason":"ServiceReached","message":"m","source":{"component":"glassplane-demo"},"type":"Normal"}`)}
+	msgs := storageMessages(ev, now)
+	if len(msgs) != 2 || msgs[1].Related == nil || *msgs[1].Related != (RelatedRef{Kind: "Pod", Namespace: "default", Name: "hello-2", UID: "u2"}) {
+		t.Fatalf("the Event's message does not carry its related pod: %+v", msgs)
+	}
+	ev.Value = []byte(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"web"},"reason":"Started","type":"Normal"}`)
+	if msgs := storageMessages(ev, now); len(msgs) != 2 || msgs[1].Related != nil {
+		t.Fatalf("an Event without a related object sent one: %+v", msgs)
+	}
+}

@@ -460,6 +460,9 @@ class ClusterMap {
   onReached(m) {
     const r = reachedOf(m.message);
     if (!r) return;
+    // The Event's related object is the pod that answered; the message
+    // names it too, for Events recorded without one.
+    if (m.related?.kind === "Pod" && m.related.name) r.replica = m.related.name;
     const key = podKey(m);
     const client = `pod:${key}`, replica = `pod:${m.namespace || ""}/${r.replica}`;
     const vars = { pod: m.name, namespace: m.namespace, node: this.pods.get(key)?.node || "", ...r };
