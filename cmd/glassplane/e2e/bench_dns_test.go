@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	clusterdns "github.com/glassplane/glassplane/controlplane/dns"
+	"github.com/glassplane/glassplane/controlplane/proxy"
 )
 
 // BenchmarkClusterDNS measures the cluster DNS from the host, at its listen
@@ -26,7 +29,8 @@ import (
 // plugin's index, NXDOMAIN). It also measures what a DNS server adds to a
 // process when idle: a second server started in the test's process with
 // the cluster's DNS kubeconfig, Go heap in use and goroutines before and
-// after (runtime.MemStats after a GC).
+// after (runtime.MemStats after a GC); and the same for a service proxy
+// (benchProxyIdle).
 func BenchmarkClusterDNS(b *testing.B) {
 	c := NewCluster(b, "--node-runtime", "none")
 	server := benchDNSAddr(b, c)
@@ -94,11 +98,56 @@ func BenchmarkClusterDNS(b *testing.B) {
 	// Idle: its informers have listed and watch.
 	time.Sleep(2 * time.Second)
 	after, goroutinesAfter := heapInUse()
-	b.ReportMetric(float64(after-before)/(1<<20), "idle-heap-MiB")
-	b.ReportMetric(float64(goroutinesAfter-goroutines), "idle-goroutines")
+	b.ReportMetric(float64(after-before)/(1<<20), "dns-idle-heap-MiB")
+	b.ReportMetric(float64(goroutinesAfter-goroutines), "dns-idle-goroutines")
 	cancel()
 	if err := <-done; err != nil {
 		b.Errorf("the second DNS server: %v", err)
+	}
+	benchProxyIdle(b, admin)
+}
+
+// benchProxyIdle reports what a service proxy adds to a process when
+// idle: one started in the test's process, on a table of its own (so it
+// does not fight a node's proxy over glassplane-proxy), once its first
+// sync wrote the table; the table goes with the benchmark.
+func benchProxyIdle(b *testing.B, client kubernetes.Interface) {
+	if _, err := exec.LookPath("nft"); err != nil {
+		b.Fatalf("nft is not installed (the setup script installs it): %v", err)
+	}
+	const table = "glassplane-proxy-bench"
+	b.Cleanup(func() {
+		if _, err := proxy.DeleteTable(context.Background(), table); err != nil {
+			b.Errorf("delete table ip %s: %v", table, err)
+		}
+	})
+	before, goroutines := heapInUse()
+	p, err := proxy.New(proxy.Config{NodeName: "bench", PodCIDR: "10.88.0.0/24", Table: table, Logger: slog.New(slog.DiscardHandler)}, client)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, err := exec.Command("nft", "list", "table", "ip", table).CombinedOutput()
+		if err == nil && strings.Contains(string(out), "default/kubernetes") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			b.Fatalf("the benchmark's proxy did not write table ip %s within a minute: %v: %s", table, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	after, goroutinesAfter := heapInUse()
+	b.ReportMetric(float64(after-before)/(1<<20), "proxy-idle-heap-MiB")
+	b.ReportMetric(float64(goroutinesAfter-goroutines), "proxy-idle-goroutines")
+	cancel()
+	if err := <-done; err != nil {
+		b.Errorf("the benchmark's proxy: %v", err)
 	}
 }
 
