@@ -10,7 +10,9 @@
 // an in-memory cache of roles and bindings fed by the storage watch, and
 // the Node authorizer's graph of which objects each node's pods use, and
 // creates the bootstrap policy at start) and runs apiserver/admission before
-// every write. The namespaces, ServiceAccounts and PriorityClasses admission
+// every write; a write through a scale subresource is admitted as its
+// autoscaling/v1 Scale (write.go admitUpdate), the replicas a mutating
+// webhook or policy leaves being what the object gets. The namespaces, ServiceAccounts and PriorityClasses admission
 // looks up are kept in memory from the storage watch too, as
 // kube-apiserver's admission informers are; a key this server has written
 // more recently than its cache has seen is read from storage instead.

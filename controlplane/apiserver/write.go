@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strconv"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -44,6 +46,82 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 	if err := q.preventEscalation(op, obj, old); err != nil {
 		return err
 	}
+	var validate func(context.Context, runtime.Object) field.ErrorList
+	if v := q.res.Validate; v != nil {
+		sub := q.info.Subresource
+		validate = func(ctx context.Context, obj runtime.Object) field.ErrorList { return v(ctx, sub, obj, old) }
+	}
+	return q.runAdmission(op, q.res.GVK, obj, old, dryRun, validate)
+}
+
+// admitUpdate admits an update: the object itself, or, for a write through
+// the scale subresource, its autoscaling/v1 Scale (old and new), as
+// kube-apiserver's scale REST admits it: webhooks and policies see kind
+// Scale, a mutating webhook may change its replicas, and the resource's own
+// validation runs on the object with the admitted replicas. It returns the
+// object to store.
+func (q *request) admitUpdate(op admission.Operation, next, cur runtime.Object, dryRun bool) (runtime.Object, error) {
+	v := q.scaleView()
+	if v == nil || op != admission.Update {
+		return next, q.admit(op, next, cur, dryRun)
+	}
+	scale, ok := v.get(q.res, next).(*autoscalingv1.Scale)
+	if !ok {
+		return next, q.admit(op, next, cur, dryRun)
+	}
+	requested := scale.Spec.Replicas
+	// withReplicas is next as the (mutated) Scale says.
+	withReplicas := func(s runtime.Object) (runtime.Object, error) {
+		sc := s.(*autoscalingv1.Scale)
+		if sc.Spec.Replicas == requested {
+			return next, nil
+		}
+		merged, err := v.merge(q.res, cur, sc)
+		if err != nil {
+			return nil, err
+		}
+		nm, _ := meta.Accessor(next)
+		mm, _ := meta.Accessor(merged)
+		mm.SetManagedFields(nm.GetManagedFields())
+		return merged, nil
+	}
+	var validate func(context.Context, runtime.Object) field.ErrorList
+	if val := q.res.Validate; val != nil {
+		validate = func(ctx context.Context, s runtime.Object) field.ErrorList {
+			if r := s.(*autoscalingv1.Scale).Spec.Replicas; r < 0 {
+				return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), r, "must be greater than or equal to 0")}
+			}
+			obj, err := withReplicas(s)
+			if err != nil {
+				return field.ErrorList{field.InternalError(field.NewPath("spec", "replicas"), err)}
+			}
+			return val(ctx, "scale", obj, cur)
+		}
+	}
+	if err := q.runAdmission(op, scaleKind, scale, v.get(q.res, cur), dryRun, validate); err != nil {
+		return nil, err
+	}
+	return withReplicas(scale)
+}
+
+// scaleView is the view of the request's scale subresource; nil for any
+// other request.
+func (q *request) scaleView() *view {
+	if q.info.Subresource != "scale" {
+		return nil
+	}
+	for _, sub := range q.res.Subresources {
+		if sub.Name == "scale" && sub.view != nil && sub.view.bodyKind == scaleKind {
+			return sub.view
+		}
+	}
+	return nil
+}
+
+// runAdmission runs the admission chain on obj and old as kind and records
+// its steps; validate is the resource's own validation of the (mutated)
+// object, run between the mutating and the validating plugins.
+func (q *request) runAdmission(op admission.Operation, kind schema.GroupVersionKind, obj, old runtime.Object, dryRun bool, validate func(context.Context, runtime.Object) field.ErrorList) error {
 	q.enter(stageAdmission)
 	name := q.info.Name
 	for _, o := range []runtime.Object{obj, old} {
@@ -56,13 +134,12 @@ func (q *request) admit(op admission.Operation, obj, old runtime.Object, dryRun 
 		}
 	}
 	attrs := &admission.Attributes{
-		Operation: op, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: q.res.GVK,
+		Operation: op, Resource: q.res.GroupVersionResource(), Subresource: q.info.Subresource, Kind: kind,
 		Namespace: q.info.Namespace, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
 		UserName: q.user.Name, UserUID: q.user.UID, UserGroups: q.user.Groups, UserExtra: q.user.Extra,
 	}
-	if v := q.res.Validate; v != nil {
-		sub := q.info.Subresource
-		attrs.Validate = func(ctx context.Context) field.ErrorList { return v(ctx, sub, attrs.Object, old) }
+	if validate != nil {
+		attrs.Validate = func(ctx context.Context) field.ErrorList { return validate(ctx, attrs.Object) }
 	}
 	if cr := q.res.Custom; cr != nil {
 		attrs.Normalize = cr.normalize
@@ -294,7 +371,7 @@ func (q *request) update(name string, op admission.Operation, mutate mutation, c
 		}
 		next, err := mutate(cur.DeepCopyObject())
 		if err == nil {
-			err = q.admit(op, next, cur, dryRun)
+			next, err = q.admitUpdate(op, next, cur, dryRun)
 		}
 		if err != nil {
 			if fromGuess {
