@@ -120,6 +120,8 @@ const renderSamples = `(() => {
 // process). Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
 // GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
 // profile (a .cpuprofile chromium's DevTools open) for the measured time;
+// GLASSPLANE_BENCH_DASH_GOPROFILE=file writes the cluster process's Go CPU
+// profile over the run;
 // GLASSPLANE_BENCH_DASH_TRACE=file writes chromium's timeline trace (style,
 // layout, paint, scripts; DevTools' Performance panel opens it) and logs
 // where the page's main thread spent its time.
@@ -207,6 +209,22 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 		if _, err := chromedp.Call(tab, profiler.Start, cdp.Empty{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_GOPROFILE"); path != "" {
+		// The cluster process's CPU profile over the run, from its API
+		// server's /debug/pprof (as the admin).
+		profiled := make(chan struct{})
+		defer func() { <-profiled }()
+		go func() {
+			defer close(profiled)
+			out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(context.Background())
+			if err == nil {
+				err = os.WriteFile(path, out, 0o644)
+			}
+			if err != nil {
+				b.Errorf("the Go CPU profile: %v", err)
+			}
+		}()
 	}
 	cpu0 := processCPU(b, c.cmd.Process.Pid)
 	b.ResetTimer()
