@@ -237,7 +237,7 @@ func newResources() []*resource {
 			// Pods track generation as upstream's since 1.34: 1 at create,
 			// one more per spec change and at a graceful delete.
 			TracksGeneration: true,
-			Subresources:     []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource(), podProxySubresource(), ephemeralContainersSubresource()},
+			Subresources:     []*subresource{statusSubresource(), bindingSubresource(), evictionSubresource(), logSubresource(), execSubresource(), attachSubresource(), portForwardSubresource(), podProxySubresource(), ephemeralContainersSubresource(), resizeSubresource()},
 			FieldLabels:      podFields,
 		},
 		{

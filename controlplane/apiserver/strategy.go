@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/glassplane/glassplane/controlplane/apiserver/admission"
 )
 
 // prepareForCreate does what Kubernetes' registry strategies and
@@ -43,7 +45,7 @@ func prepareForCreateIn(ctx context.Context, res *resource, obj runtime.Object) 
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(o)}
+		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: admission.ComputePodQOS(o)}
 	case *corev1.Namespace:
 		o.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
 		if !containsFinalizer(o.Spec.Finalizers, corev1.FinalizerKubernetes) {
@@ -165,54 +167,6 @@ func copyField(old, next runtime.Object, name string) {
 	if ov.IsValid() && nv.IsValid() && nv.CanSet() {
 		nv.Set(ov)
 	}
-}
-
-// qosClass computes a pod's QoS class as Kubernetes' qos helper does.
-func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
-	requests := corev1.ResourceList{}
-	limits := corev1.ResourceList{}
-	zero := true
-	guaranteed := true
-	containers := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range containers {
-		for name, q := range c.Resources.Requests {
-			if name != corev1.ResourceCPU && name != corev1.ResourceMemory || q.IsZero() {
-				continue
-			}
-			zero = false
-			cur := requests[name]
-			cur.Add(q)
-			requests[name] = cur
-		}
-		seen := 0
-		for name, q := range c.Resources.Limits {
-			if name != corev1.ResourceCPU && name != corev1.ResourceMemory || q.IsZero() {
-				continue
-			}
-			zero = false
-			seen++
-			cur := limits[name]
-			cur.Add(q)
-			limits[name] = cur
-		}
-		if seen != 2 {
-			guaranteed = false
-		}
-	}
-	if zero {
-		return corev1.PodQOSBestEffort
-	}
-	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	if guaranteed && len(limits) == 2 {
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
 }
 
 // shouldDeleteOnUpdate reports whether an update leaves an object that is

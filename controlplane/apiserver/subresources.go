@@ -321,6 +321,48 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 // ephemeral containers are added to a running pod (kubectl debug), as
 // upstream's EphemeralContainersREST: it reads the whole pod and writes
 // only spec.ephemeralContainers, which may only grow.
+// resizeSubresource serves pods/resize as upstream's podResizeStrategy:
+// of the body, only the containers' (and sidecars') resources and resize
+// policies are taken, everything else stays as stored; containers added,
+// removed or renamed are passed on as they are for validation to refuse. A
+// change is a spec change (the generation grows); the node agent actuates
+// it and reports it in the pod's status.
+func resizeSubresource() *subresource {
+	return &subresource{Name: "resize", Verbs: verbsStatus, view: &view{
+		get: identity,
+		merge: func(_ *resource, cur, in runtime.Object) (runtime.Object, error) {
+			old := cur.(*corev1.Pod)
+			body := in.(*corev1.Pod)
+			next := old.DeepCopy()
+			next.Spec.Containers = resizedContainers(body.Spec.Containers, old.Spec.Containers)
+			next.Spec.InitContainers = resizedContainers(body.Spec.InitContainers, old.Spec.InitContainers)
+			if !apiequality.Semantic.DeepEqual(next.Spec, old.Spec) {
+				next.Generation = old.Generation + 1
+			}
+			return next, nil
+		},
+	}}
+}
+
+// resizedContainers is old with each container's resources and resize
+// policy from next; next itself when containers were added, removed or
+// renamed.
+func resizedContainers(next, old []corev1.Container) []corev1.Container {
+	if len(next) != len(old) {
+		return next
+	}
+	out := make([]corev1.Container, len(old))
+	for i := range old {
+		if next[i].Name != old[i].Name {
+			return next
+		}
+		out[i] = *old[i].DeepCopy()
+		out[i].Resources = *next[i].Resources.DeepCopy()
+		out[i].ResizePolicy = slices.Clone(next[i].ResizePolicy)
+	}
+	return out
+}
+
 func ephemeralContainersSubresource() *subresource {
 	return &subresource{Name: "ephemeralcontainers", Verbs: verbsStatus, view: &view{
 		get: identity,

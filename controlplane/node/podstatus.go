@@ -113,6 +113,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 	for _, c := range pod.Spec.InitContainers {
 		cs := containerStatus(w, c, byName[c.Name], scheme, defaultWaiting)
 		if isSidecar(c) {
+			statusResources(w, &cs, c, latestID(byName[c.Name]))
 			if cs.State.Running == nil || cs.Started == nil || !*cs.Started {
 				incomplete = append(incomplete, c.Name)
 				phaseInit = append(phaseInit, corev1.ContainerStatus{})
@@ -135,6 +136,7 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		insts := byName[c.Name]
 		appStarted = appStarted || len(insts) > 0
 		cs := containerStatus(w, c, insts, scheme, defaultWaiting)
+		statusResources(w, &cs, c, latestID(insts))
 		if !cs.Ready {
 			unready = append(unready, c.Name)
 		}
@@ -188,8 +190,18 @@ func (a *Agent) podStatus(w *podWorker, pod *corev1.Pod, byName map[string][]run
 		{Type: corev1.ContainersReady, Status: ready, Reason: reason, Message: msg},
 		scheduled,
 	}
-	st.Conditions = mergeConditions(base.Conditions, want)
+	want = append(want, resizeConditions(w, pod)...)
+	st.Conditions = mergeConditions(withoutResizeConditions(base.Conditions), want)
 	return st
+}
+
+// latestID is the runtime ID of a container's latest instance ("" for
+// none).
+func latestID(insts []runtime.ContainerStatus) string {
+	if len(insts) == 0 {
+		return ""
+	}
+	return insts[len(insts)-1].ID
 }
 
 // mergeConditions returns want (in its order, then any other old

@@ -76,6 +76,11 @@ type podWorker struct {
 	seen     string
 	// checks counts the worker's checks (each loop of runWorker).
 	checks atomic.Int64
+	// applied is the resources each container (by runtime ID) was given:
+	// what it started with, or a resize since (resize.go).
+	applied map[string]corev1.ResourceRequirements
+	// resize is what the last resize found, for the pod's conditions.
+	resize resizeState
 }
 
 type waitingReason struct {
@@ -99,6 +104,7 @@ func newPodWorker(pod *corev1.Pod) *podWorker {
 		backoffs:    map[string]*backoff{},
 		restartBase: map[string]int{},
 		probes:      map[string]*containerProbes{},
+		applied:     map[string]corev1.ResourceRequirements{},
 	}
 }
 
@@ -635,7 +641,7 @@ func (a *Agent) syncContainer(ctx context.Context, w *podWorker, pod *corev1.Pod
 				return true
 			}
 		}
-		return false
+		return a.resize(ctx, w, pod, spec, c, latest)
 	case runtime.StateCreated:
 		a.startCreated(ctx, w, pod, c, latest.ID)
 		return true
@@ -800,6 +806,7 @@ func (a *Agent) startContainer(ctx context.Context, w *podWorker, pod *corev1.Po
 		return
 	}
 	delete(w.backoffs, createKey)
+	w.applied[id] = *c.Resources.DeepCopy()
 	a.recorder.Eventf(ref, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
 	// Where a start's time goes (with startCreated's), to find what slows
 	// a burst of pods.

@@ -56,6 +56,12 @@ func (*Validation) Validate(ctx context.Context, a *Attributes) error {
 		}
 	case a.Subresource == "status" && a.OldObject != nil:
 		errs = validateStatusUpdate(a.Object, a.OldObject)
+	case a.Subresource == "resize" && a.OldObject != nil:
+		pod, ok := a.Object.(*corev1.Pod)
+		prev, okOld := a.OldObject.(*corev1.Pod)
+		if ok && okOld {
+			errs = validatePodResize(pod, prev)
+		}
 	case a.Subresource == "finalize" && a.OldObject != nil:
 		errs = validateNamespaceFinalize(a.Object, a.OldObject)
 	default:

@@ -391,11 +391,9 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		opts = append(opts, oci.WithProcessCwd(spec.WorkingDir))
 	}
 	if spec.CPUMillis > 0 {
-		opts = append(opts, oci.WithCPUCFS(spec.CPUMillis*cpuPeriod/1000, cpuPeriod))
+		opts = append(opts, oci.WithCPUCFS(cpuQuota(spec.CPUMillis), cpuPeriod))
 	}
-	if spec.CPURequestMillis > 0 {
-		opts = append(opts, oci.WithCPUShares(uint64(max(2, spec.CPURequestMillis*1024/1000))))
-	}
+	opts = append(opts, oci.WithCPUShares(cpuShares(spec.CPURequestMillis)))
 	if spec.MemoryBytes > 0 {
 		opts = append(opts, oci.WithMemoryLimit(uint64(spec.MemoryBytes)))
 	}
@@ -719,6 +717,51 @@ func (c *Containerd) StartContainer(ctx context.Context, id string) error {
 }
 
 // StopContainer implements Runtime.
+// UpdateContainerResources implements Resizer: the running task's cgroup
+// gets r's cpu shares, quota and memory limit (none lifts a limit), as the
+// kubelet's UpdateContainerResources through CRI.
+func (c *Containerd) UpdateContainerResources(ctx context.Context, id string, r Resources) error {
+	ctr, err := c.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return fmt.Errorf("failed to update container %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to load container %q: %w", id, err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("failed to find the task of container %q: %w", id, err)
+	}
+	shares, period := cpuShares(r.CPURequestMillis), uint64(cpuPeriod)
+	quota, memory := int64(-1), int64(-1)
+	if r.CPULimitMillis > 0 {
+		quota = cpuQuota(r.CPULimitMillis)
+	}
+	if r.MemoryLimitBytes > 0 {
+		memory = r.MemoryLimitBytes
+	}
+	res := &specs.LinuxResources{
+		CPU:    &specs.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period},
+		Memory: &specs.LinuxMemory{Limit: &memory},
+	}
+	if err := task.Update(ctx, client.WithResources(res)); err != nil {
+		return fmt.Errorf("failed to update the resources of container %q: %w", id, err)
+	}
+	return nil
+}
+
+// cpuShares is the kubelet's MilliCPUToShares: a container's cpu request
+// as cgroup cpu shares (2 without one, at most 262144).
+func cpuShares(milli int64) uint64 {
+	return uint64(min(max(milli*1024/1000, 2), 262144))
+}
+
+// cpuQuota is the kubelet's MilliCPUToQuota: a cpu limit as the CFS quota
+// of cpuPeriod, at least 1000 (the kernel's least).
+func cpuQuota(milli int64) int64 {
+	return max(milli*cpuPeriod/1000, 1000)
+}
+
 func (c *Containerd) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	ctr, err := c.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {

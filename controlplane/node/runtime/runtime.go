@@ -194,6 +194,18 @@ const (
 	StateUnknown State = "unknown"
 )
 
+// Resources are what a container's cgroup allows it: its cpu limit and
+// request in millicores and its memory limit in bytes; 0 is none.
+type Resources struct {
+	CPULimitMillis, CPURequestMillis, MemoryLimitBytes int64
+}
+
+// Resizer is a runtime that changes a running container's resources in
+// place (a pod resize whose resize policy needs no restart).
+type Resizer interface {
+	UpdateContainerResources(ctx context.Context, id string, r Resources) error
+}
+
 // ContainerStatus is the runtime's view of one container.
 type ContainerStatus struct {
 	ID           string

@@ -242,6 +242,17 @@ func (s *Simulated) reportExit(podUID string) {
 	}
 }
 
+// UpdateContainerResources implements Resizer: a simulated container has
+// no cgroup, so a known one takes any resources.
+func (s *Simulated) UpdateContainerResources(_ context.Context, id string, _ Resources) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.containers[id]; !ok {
+		return fmt.Errorf("failed to update container %q: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 // StopContainer implements Runtime: a simulated process exits on SIGTERM
 // at once with status 143 (128+SIGTERM), as a shell would.
 func (s *Simulated) StopContainer(_ context.Context, id string, _ time.Duration) error {
