@@ -1,7 +1,9 @@
 // Package apiserver is Glassplane's Kubernetes REST API: discovery, the
 // generic registry that serves every resource from one table of entries
 // (get, list, watch, create, update, patch, delete, deletecollection and the
-// status, binding, eviction and scale subresources), server-side tables for
+// status, binding, eviction, scale and pods/resize subresources; resize
+// takes only the containers' cpu and memory, with upstream's
+// ValidatePodResize), server-side tables for
 // kubectl, the create-only access reviews (SelfSubjectAccessReview,
 // SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview,
 // SelfSubjectReview), impersonation headers, and an audit event for every

@@ -75,7 +75,15 @@
 // (every 10 s), so a changed ConfigMap, Secret or pod label shows in the
 // container's files. Ephemeral containers (pods/ephemeralcontainers,
 // kubectl debug) are started once beside the app containers and reported
-// in ephemeralContainerStatuses; a pod past its activeDeadlineSeconds is
+// in ephemeralContainerStatuses. A running container reports the
+// resources its cgroup was given (status resources and
+// allocatedResources), and a pod resize (pods/resize) is actuated as the
+// kubelet does (resize.go): in place through the runtime (containerd
+// updates the task's shares, CFS quota and memory limit), or by a restart
+// where the container's resize policy says RestartContainer, and one
+// asking more than the node's allocatable is left PodResizePending with
+// reason Infeasible. Containers see their cgroups read-only at
+// /sys/fs/cgroup, as CRI mounts them. A pod past its activeDeadlineSeconds is
 // stopped and Failed with reason DeadlineExceeded, and one asking for a
 // sysctl outside the kubelet's safe allowlist is Failed with reason
 // SysctlForbidden (the allowed ones are set in its containers'

@@ -398,6 +398,7 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 		opts = append(opts, oci.WithMemoryLimit(uint64(spec.MemoryBytes)))
 	}
 	opts = append(opts, securityOpts(spec)...)
+	opts = append(opts, cgroupFSOpts()...)
 	if len(spec.Mounts) > 0 {
 		mounts := make([]specs.Mount, 0, len(spec.Mounts))
 		for _, m := range spec.Mounts {
@@ -748,6 +749,22 @@ func (c *Containerd) UpdateContainerResources(ctx context.Context, id string, r 
 		return fmt.Errorf("failed to update the resources of container %q: %w", id, err)
 	}
 	return nil
+}
+
+// cgroupFSOpts give a container its cgroups read-only at /sys/fs/cgroup,
+// as containerd's CRI does for the kubelet: on a cgroup v1 host runc binds
+// the container's own directory of each controller there (cpu/cpu.shares
+// is the container's), and on a cgroup v2 host the container gets a cgroup
+// namespace of its own so that /sys/fs/cgroup is its cgroup.
+func cgroupFSOpts() []oci.SpecOpts {
+	opts := []oci.SpecOpts{oci.WithMounts([]specs.Mount{{
+		Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup",
+		Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"},
+	}})}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.CgroupNamespace}))
+	}
+	return opts
 }
 
 // cpuShares is the kubelet's MilliCPUToShares: a container's cpu request
