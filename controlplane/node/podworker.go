@@ -1070,6 +1070,9 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		spec.MemoryBytes = q.Value()
 	}
+	capacity := a.capacity()
+	adj := oomScoreAdj(pod, c, capacity.Memory().Value())
+	spec.OOMScoreAdj = &adj
 	return spec, nil
 }
 

@@ -17,7 +17,8 @@ import (
 // upstream specs read it) gets the new shares, CFS quota and memory limit
 // without a restart, and the pod's status reports the new resources; a
 // container whose resize policy says RestartContainer for memory is
-// restarted with its new limit.
+// restarted with its new limit. The containers' oom_score_adj is the
+// kubelet's for their QoS class.
 func TestPodResizeOnContainerd(t *testing.T) {
 	requireTool(t, "containerd", "real containers")
 	c := SharedCluster(t)
@@ -51,6 +52,21 @@ func TestPodResizeOnContainerd(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Burstable: the kubelet's oom_score_adj, 1000 less the container's
+	// per-mille of the node's memory (32Mi here), at most 999.
+	p, err := c.Client.CoreV1().Pods("default").Get(t.Context(), "resized", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := c.Client.CoreV1().Nodes().Get(t.Context(), p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := min(1000-1000*(32<<20)/node.Status.Capacity.Memory().Value(), 999)
+	if out, err := c.Kubectl(t, "", "exec", "resized", "-c", "inplace", "--", "cat", "/proc/1/oom_score_adj"); err != nil || strings.TrimSpace(out) != fmt.Sprint(want) {
+		t.Errorf("oom_score_adj %q (%v), want %d", out, err, want)
+	}
 
 	c.MustKubectl(t, "", "patch", "pod", "resized", "--subresource", "resize", "--type", "strategic", "-p",
 		`{"spec":{"containers":[{"name":"inplace","resources":{"requests":{"cpu":"250m"},"limits":{"cpu":"500m","memory":"128Mi"}}},{"name":"restarts","resources":{"limits":{"memory":"96Mi"}}}]}}`)

@@ -399,6 +399,16 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 	}
 	opts = append(opts, securityOpts(spec)...)
 	opts = append(opts, cgroupFSOpts()...)
+	if spec.OOMScoreAdj != nil {
+		adj := *spec.OOMScoreAdj
+		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+			if s.Process == nil {
+				s.Process = &specs.Process{}
+			}
+			s.Process.OOMScoreAdj = &adj
+			return nil
+		})
+	}
 	if len(spec.Mounts) > 0 {
 		mounts := make([]specs.Mount, 0, len(spec.Mounts))
 		for _, m := range spec.Mounts {

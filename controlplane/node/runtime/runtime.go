@@ -139,6 +139,9 @@ type ContainerSpec struct {
 	CPURequestMillis int64
 	// MemoryBytes limits memory; 0 means no limit.
 	MemoryBytes int64
+	// OOMScoreAdj is the container's processes' oom_score_adj (nil keeps
+	// the runtime's).
+	OOMScoreAdj *int
 	// Attempt counts the instances of this container in the pod (0 first).
 	Attempt int
 	// Init marks an init container, which runs to completion before the
