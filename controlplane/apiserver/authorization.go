@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
@@ -36,10 +38,45 @@ func (s *Server) setUpAuthorization() {
 	s.rbac = rbac.New(s.rbacCache)
 	s.nodeGraph = newNodeGraph(s)
 	s.nodeAuthz = node.NewAuthorizer(s.nodeGraph)
-	s.restrictions = admission.NewChain(node.NewRestriction())
+	s.restrictions = admission.NewChain(node.NewRestriction(restrictionObjects{s}))
 	if s.authz == nil {
 		s.authz = &authorizerChain{ready: s.rbacCache.Ready(), node: s.nodeAuthz, rbac: s.rbac}
 	}
+}
+
+// restrictionObjects reads what NodeRestriction checks a node's requests
+// against, from storage (fresh: a pod just bound is there).
+type restrictionObjects struct{ s *Server }
+
+func (o restrictionObjects) get(ctx context.Context, resource, namespace, name string) (runtime.Object, error) {
+	return o.s.getFromStore(ctx, o.s.byPath[corev1.SchemeGroupVersion.WithResource(resource)], namespace, name)
+}
+
+// Node implements node.Objects.
+func (o restrictionObjects) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	obj, err := o.get(ctx, "nodes", "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+// Pod implements node.Objects.
+func (o restrictionObjects) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, err := o.get(ctx, "pods", namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
+// ServiceAccount implements node.Objects.
+func (o restrictionObjects) ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	obj, err := o.get(ctx, "serviceaccounts", namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.ServiceAccount), nil
 }
 
 // authorizerChain is kube-apiserver's authorization: system:masters is

@@ -25,8 +25,10 @@ import (
 // PodCertificateRequest: a node's request, for one of its pods, that a
 // signer issue a certificate for the key of the stub PKCS#10 request. The
 // spec is immutable; the signer answers through /status (Issued, Denied
-// or Failed, then no more changes). Glassplane runs no signer and its node
-// agent does not request pod certificates: the API is served and checked.
+// or Failed, then no more changes). The node agent requests them for its
+// pods' podCertificate projections (NodeRestriction checks the pod, node
+// and service account named); Glassplane runs no signer of its own, so a
+// request waits for the signer its signerName names.
 func podCertificateRequestResource() *resource {
 	return &resource{
 		GVK: certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest"), Resource: "podcertificaterequests", Singular: "podcertificaterequest",

@@ -433,10 +433,12 @@ func (a *Agent) volumeFilesOf(ctx context.Context, w *podWorker, pod *corev1.Pod
 			cred = 0o600
 		}
 		files := []volumeFile{}
-		for _, src := range v.Projected.Sources {
+		for i, src := range v.Projected.Sources {
 			var more []volumeFile
 			var err error
 			switch {
+			case src.PodCertificate != nil:
+				more, err = a.podCertificateFiles(ctx, w, pod, v.Name, i, src.PodCertificate, cred)
 			case src.ConfigMap != nil:
 				more, err = a.configMapFiles(ctx, pod, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, def)
 			case src.Secret != nil:

@@ -82,7 +82,10 @@
 // updates the task's shares, CFS quota and memory limit), or by a restart
 // where the container's resize policy says RestartContainer, and one
 // asking more than the node's allocatable is left PodResizePending with
-// reason Infeasible. Containers see their cgroups read-only at
+// reason Infeasible. A podCertificate projection gets a key the node
+// generates, certified through a PodCertificateRequest once its signer
+// issued it (the pod waits until then, and the node asks again after
+// beginRefreshAt; podcertificate.go). Containers see their cgroups read-only at
 // /sys/fs/cgroup, as CRI mounts them. A pod past its activeDeadlineSeconds is
 // stopped and Failed with reason DeadlineExceeded, and one asking for a
 // sysctl outside the kubelet's safe allowlist is Failed with reason

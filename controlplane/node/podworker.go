@@ -81,6 +81,9 @@ type podWorker struct {
 	applied map[string]corev1.ResourceRequirements
 	// resize is what the last resize found, for the pod's conditions.
 	resize resizeState
+	// podCerts are the pod's podCertificate projections, by volume and
+	// source index (podcertificate.go).
+	podCerts map[string]*podCertificate
 }
 
 type waitingReason struct {

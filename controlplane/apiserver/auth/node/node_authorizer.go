@@ -74,6 +74,10 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs auth.Attributes) (auth
 				return auth.DecisionNoOpinion, "can only get individual resources of this type", nil
 			}
 			return a.authorizeRelated(ctx, nodeName, attrs)
+		case attrs.APIGroup == "" && attrs.Resource == "serviceaccounts" && attrs.Verb == "get" && attrs.Subresource == "":
+			// The service account of a pod on the node (its UID goes
+			// into the pod's PodCertificateRequests).
+			return a.authorizeRelated(ctx, nodeName, attrs)
 		case attrs.APIGroup == "" && attrs.Resource == "serviceaccounts":
 			if attrs.Verb != "create" || attrs.Name == "" {
 				return auth.DecisionNoOpinion, "can only create tokens for individual service accounts", nil

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -24,20 +25,30 @@ const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
 // Restriction is Kubernetes' NodeRestriction admission plugin: a node may
 // change only its own Node and Lease and the pods bound to it, and on its
-// Node neither its taints nor labels reserved to the cluster's admins.
-type Restriction struct{}
+// Node neither its taints nor labels reserved to the cluster's admins; it
+// may ask for certificates (PodCertificateRequests) only for pods bound to
+// it, under their service accounts.
+type Restriction struct{ objects Objects }
+
+// Objects reads the objects the plugin checks requests against; each
+// returns a NotFound error for an object that does not exist.
+type Objects interface {
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
+}
 
 var _ admission.ValidationInterface = Restriction{}
 
 // NewRestriction returns the NodeRestriction plugin.
-func NewRestriction() Restriction { return Restriction{} }
+func NewRestriction(objects Objects) Restriction { return Restriction{objects: objects} }
 
 // Name implements admission.Plugin.
 func (Restriction) Name() string { return RestrictionPluginName }
 
 // Validate implements admission.ValidationInterface; requests of users that
 // are not nodes pass untouched.
-func (Restriction) Validate(_ context.Context, a *admission.Attributes) error {
+func (r Restriction) Validate(ctx context.Context, a *admission.Attributes) error {
 	nodeName, isNode := Identity(&auth.User{Name: a.UserName, Groups: a.UserGroups})
 	if !isNode {
 		return nil
@@ -58,6 +69,8 @@ func (Restriction) Validate(_ context.Context, a *admission.Attributes) error {
 		return forbidden(a, fmt.Errorf("unexpected pod subresource %q, only 'status' and 'eviction' are allowed", a.Subresource))
 	case corev1.Resource("nodes"):
 		return admitNode(nodeName, a)
+	case certificatesv1.Resource("podcertificaterequests"):
+		return r.admitPodCertificateRequest(ctx, nodeName, a)
 	case coordinationv1.Resource("leases"):
 		if a.Namespace != corev1.NamespaceNodeLease {
 			return forbidden(a, fmt.Errorf("can only access leases in the %q system namespace", corev1.NamespaceNodeLease))
@@ -66,6 +79,66 @@ func (Restriction) Validate(_ context.Context, a *admission.Attributes) error {
 			return forbidden(a, fmt.Errorf("can only access node lease with the same name as the requesting node"))
 		}
 		return nil
+	}
+	return nil
+}
+
+// admitPodCertificateRequest is upstream's rule for a node's
+// PodCertificateRequest: created (never changed) by the node it names, with
+// that node's UID, for a pod bound to it (not a mirror pod) and the pod's
+// service account, UIDs matching. What the node may get right by asking
+// again (a UID that changed, an object not found) is a Conflict, not
+// Forbidden.
+func (r Restriction) admitPodCertificateRequest(ctx context.Context, nodeName string, a *admission.Attributes) error {
+	if a.Operation != admission.Create {
+		return forbidden(a, fmt.Errorf("unexpected operation %v", a.Operation))
+	}
+	if a.Subresource != "" {
+		return forbidden(a, fmt.Errorf("unexpected subresource %v", a.Subresource))
+	}
+	req, ok := a.Object.(*certificatesv1.PodCertificateRequest)
+	if !ok {
+		return forbidden(a, fmt.Errorf("unexpected type %T", a.Object))
+	}
+	if string(req.Spec.NodeName) != nodeName {
+		return forbidden(a, fmt.Errorf("PodCertificateRequest.Spec.NodeName=%q, which is not the requesting node %q", req.Spec.NodeName, nodeName))
+	}
+	if r.objects == nil {
+		return forbidden(a, fmt.Errorf("cannot check the pod named in the PodCertificateRequest"))
+	}
+	ns, podName := a.Namespace, a.Namespace+"/"+req.Spec.PodName
+	// retry refuses with a Conflict what the node may get right by asking
+	// again (upstream returns a plain error, not Forbidden, for these).
+	retry := func(err error) error { return apierrors.NewConflict(a.Resource.GroupResource(), a.Name, err) }
+	node, err := r.objects.Node(ctx, nodeName)
+	if err != nil {
+		return retry(fmt.Errorf("while retrieving node %q named in the PodCertificateRequest: %w", nodeName, err))
+	}
+	if node.UID != req.Spec.NodeUID {
+		return retry(fmt.Errorf("PodCertificateRequest for pod %q names node UID %q, inconsistent with the running node (%q)", podName, req.Spec.NodeUID, node.UID))
+	}
+	pod, err := r.objects.Pod(ctx, ns, req.Spec.PodName)
+	if err != nil {
+		return retry(fmt.Errorf("while retrieving pod %q named in the PodCertificateRequest: %w", podName, err))
+	}
+	if req.Spec.PodUID != pod.UID {
+		return retry(fmt.Errorf("PodCertificateRequest for pod %q contains pod UID (%q) which differs from running pod %q", podName, req.Spec.PodUID, pod.UID))
+	}
+	if pod.Spec.NodeName != nodeName {
+		return forbidden(a, fmt.Errorf("pod %q is not running on node %q named in the PodCertificateRequest", podName, nodeName))
+	}
+	if _, mirror := pod.Annotations[mirrorPodAnnotation]; mirror {
+		return forbidden(a, fmt.Errorf("pod %q is a mirror pod", podName))
+	}
+	if req.Spec.ServiceAccountName != pod.Spec.ServiceAccountName {
+		return forbidden(a, fmt.Errorf("PodCertificateRequest for pod %q contains serviceAccountName (%q) that differs from running pod (%q)", podName, req.Spec.ServiceAccountName, pod.Spec.ServiceAccountName))
+	}
+	sa, err := r.objects.ServiceAccount(ctx, ns, req.Spec.ServiceAccountName)
+	if err != nil {
+		return retry(fmt.Errorf("while retrieving service account %q named in the PodCertificateRequest: %w", ns+"/"+req.Spec.ServiceAccountName, err))
+	}
+	if req.Spec.ServiceAccountUID != sa.UID {
+		return retry(fmt.Errorf("PodCertificateRequest for pod %q contains serviceAccountUID (%q) that differs from the service account (%q)", podName, req.Spec.ServiceAccountUID, sa.UID))
 	}
 	return nil
 }

@@ -3,8 +3,10 @@ package node
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,7 +159,7 @@ func TestRestrictionOfNodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.attrs.UserName, tc.attrs.UserGroups = "system:node:n1", []string{GroupNodes}
-			err := NewRestriction().Validate(context.Background(), &tc.attrs)
+			err := NewRestriction(nil).Validate(context.Background(), &tc.attrs)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -205,7 +207,7 @@ func TestRestriction(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.attrs.UserName, tc.attrs.UserGroups = "system:node:n1", []string{GroupNodes}
-			err := NewRestriction().Validate(context.Background(), &tc.attrs)
+			err := NewRestriction(nil).Validate(context.Background(), &tc.attrs)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -216,8 +218,106 @@ func TestRestriction(t *testing.T) {
 	}
 	t.Run("other users pass", func(t *testing.T) {
 		a := admission.Attributes{Operation: admission.Update, Resource: nodes, Name: "n2", UserName: "alice"}
-		if err := NewRestriction().Validate(context.Background(), &a); err != nil {
+		if err := NewRestriction(nil).Validate(context.Background(), &a); err != nil {
 			t.Error(err)
 		}
 	})
+}
+
+// fakeObjects is Objects over fixed objects.
+type fakeObjects struct {
+	nodes map[string]*corev1.Node
+	pods  map[string]*corev1.Pod
+	sas   map[string]*corev1.ServiceAccount
+}
+
+func notFound(resource, name string) error {
+	return apierrors.NewNotFound(corev1.Resource(resource), name)
+}
+
+func (f fakeObjects) Node(_ context.Context, name string) (*corev1.Node, error) {
+	if n, ok := f.nodes[name]; ok {
+		return n, nil
+	}
+	return nil, notFound("nodes", name)
+}
+
+func (f fakeObjects) Pod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	if p, ok := f.pods[namespace+"/"+name]; ok {
+		return p, nil
+	}
+	return nil, notFound("pods", name)
+}
+
+func (f fakeObjects) ServiceAccount(_ context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	if sa, ok := f.sas[namespace+"/"+name]; ok {
+		return sa, nil
+	}
+	return nil, notFound("serviceaccounts", name)
+}
+
+// TestRestrictionPodCertificateRequests: a node may create a
+// PodCertificateRequest only in its own name and node UID, for a pod bound
+// to it (not a mirror pod) under the pod's service account, UIDs matching;
+// a UID a cache could lag on is refused without Forbidden (the node tries
+// again), the rest is Forbidden; a request is never updated by a node.
+func TestRestrictionPodCertificateRequests(t *testing.T) {
+	objects := fakeObjects{
+		nodes: map[string]*corev1.Node{"n1": {ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}},
+		pods: map[string]*corev1.Pod{
+			"ns/web":    {ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "pod-uid"}, Spec: corev1.PodSpec{NodeName: "n1", ServiceAccountName: "app"}},
+			"ns/other":  {ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns", UID: "other-uid"}, Spec: corev1.PodSpec{NodeName: "n2", ServiceAccountName: "app"}},
+			"ns/mirror": {ObjectMeta: metav1.ObjectMeta{Name: "mirror", Namespace: "ns", UID: "mirror-uid", Annotations: map[string]string{mirrorPodAnnotation: "x"}}, Spec: corev1.PodSpec{NodeName: "n1"}},
+		},
+		sas: map[string]*corev1.ServiceAccount{"ns/app": {ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns", UID: "sa-uid"}}},
+	}
+	pcrs := certificatesv1.SchemeGroupVersion.WithResource("podcertificaterequests")
+	req := func(mutate func(*certificatesv1.PodCertificateRequestSpec)) *certificatesv1.PodCertificateRequest {
+		r := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}, Spec: certificatesv1.PodCertificateRequestSpec{
+			SignerName: "example.com/s", PodName: "web", PodUID: "pod-uid", ServiceAccountName: "app", ServiceAccountUID: "sa-uid", NodeName: "n1", NodeUID: "node-uid",
+		}}
+		if mutate != nil {
+			mutate(&r.Spec)
+		}
+		return r
+	}
+	tests := []struct {
+		name      string
+		op        admission.Operation
+		obj       *certificatesv1.PodCertificateRequest
+		wantErr   string
+		forbidden bool
+	}{
+		{"for its own pod", admission.Create, req(nil), "", false},
+		{"in another node's name", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeName = "n2" }),
+			`PodCertificateRequest.Spec.NodeName="n2", which is not the requesting node "n1"`, true},
+		{"with another node UID", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeUID = "stale" }),
+			`PodCertificateRequest for pod "ns/web" names node UID "stale", inconsistent with the running node ("node-uid")`, false},
+		{"for a pod on another node", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID = "other", "other-uid" }),
+			`pod "ns/other" is not running on node "n1" named in the PodCertificateRequest`, true},
+		{"for a missing pod", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName = "gone" }),
+			`while retrieving pod "ns/gone" named in the PodCertificateRequest`, false},
+		{"for a mirror pod", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID, s.ServiceAccountName = "mirror", "mirror-uid", "" }),
+			`pod "ns/mirror" is a mirror pod`, true},
+		{"under another service account", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountName = "admin" }),
+			`contains serviceAccountName ("admin") that differs from running pod ("app")`, true},
+		{"with a stale service account UID", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountUID = "old" }),
+			`contains serviceAccountUID ("old") that differs from the service account ("sa-uid")`, false},
+		{"an update", admission.Update, req(nil), "unexpected operation UPDATE", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := admission.Attributes{Operation: tc.op, Resource: pcrs, Namespace: "ns", Object: tc.obj, UserName: "system:node:n1", UserGroups: []string{GroupNodes}}
+			err := NewRestriction(objects).Validate(context.Background(), &a)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr == "":
+			case err == nil || !strings.Contains(err.Error(), tc.wantErr):
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			case apierrors.IsForbidden(err) != tc.forbidden:
+				t.Fatalf("err = %v: forbidden %v, want %v", err, apierrors.IsForbidden(err), tc.forbidden)
+			}
+		})
+	}
 }

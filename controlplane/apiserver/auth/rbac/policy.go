@@ -160,6 +160,8 @@ func NodeRules() []rbacv1.PolicyRule {
 		// Projected clusterTrustBundle volumes, as upstream's NodeRules
 		// with ClusterTrustBundleProjection.
 		rule(read, g("certificates.k8s.io"), "clustertrustbundles"),
+		// Projected podCertificate volumes (PodCertificateRequest).
+		rule(v("get", "list", "watch", "create"), g("certificates.k8s.io"), "podcertificaterequests"),
 	}
 }
 
