@@ -297,7 +297,9 @@ func TestRestrictionPodCertificateRequests(t *testing.T) {
 			`pod "ns/other" is not running on node "n1" named in the PodCertificateRequest`, true},
 		{"for a missing pod", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName = "gone" }),
 			`while retrieving pod "ns/gone" named in the PodCertificateRequest`, false},
-		{"for a mirror pod", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID, s.ServiceAccountName = "mirror", "mirror-uid", "" }),
+		{"for a mirror pod", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) {
+			s.PodName, s.PodUID, s.ServiceAccountName = "mirror", "mirror-uid", ""
+		}),
 			`pod "ns/mirror" is a mirror pod`, true},
 		{"under another service account", admission.Create, req(func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountName = "admin" }),
 			`contains serviceAccountName ("admin") that differs from running pod ("app")`, true},
