@@ -4,10 +4,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
 	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +119,34 @@ func TestBoundServiceAccountToken(t *testing.T) {
 	requireForbidden(t, err, `serviceaccounts "robot" is forbidden: node requested token not bound to a pod`)
 	_, err = request(nodeClient, "robot", podRef("elsewhere"))
 	requireForbidden(t, err, `serviceaccounts "robot" is forbidden: node requested token bound to a pod scheduled on a different node`)
+
+	// PodCertificateRequests: the node reads its pod's service account
+	// (Node authorizer) and asks for a certificate for its own pod
+	// (RBAC and NodeRestriction), not for another node's.
+	sa, err := nodeClient.CoreV1().ServiceAccounts(ns).Get(ctx, "robot", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the node reading its pod's service account: %v", err)
+	}
+	if _, err := nodeClient.CoreV1().ServiceAccounts(ns).Get(ctx, "unused", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the node reading a service account none of its pods uses: %v", err)
+	}
+	stub, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcr := func(pod string) *certificatesv1.PodCertificateRequest {
+		return &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{GenerateName: "req-"}, Spec: certificatesv1.PodCertificateRequestSpec{
+			SignerName: "example.com/spiffe", PodName: pod, PodUID: pods[pod].UID, ServiceAccountName: "robot", ServiceAccountUID: sa.UID,
+			NodeName: "bound-1", NodeUID: node.UID, StubPKCS10Request: stub,
+		}}
+	}
+	if _, err := nodeClient.CertificatesV1().PodCertificateRequests(ns).Create(ctx, pcr("web"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("the node asking a certificate for its pod: %v", err)
+	}
+	_, err = nodeClient.CertificatesV1().PodCertificateRequests(ns).Create(ctx, pcr("elsewhere"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `is forbidden: pod "`+ns+`/elsewhere" is not running on node "bound-1" named in the PodCertificateRequest`) {
+		t.Errorf("the node asking a certificate for another node's pod: %v", err)
+	}
 
 	if err := admin.CoreV1().Pods(ns).Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
 		t.Fatal(err)
