@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,6 +44,11 @@ func podCertificateRequestResource() *resource {
 			}
 		},
 		Validate: validatePodCertificateRequest,
+		// Signers watch the requests of their signerName, as upstream's.
+		FieldLabels: func(obj runtime.Object) fields.Set {
+			s := obj.(*certificatesv1.PodCertificateRequest).Spec
+			return fields.Set{"spec.signerName": s.SignerName, "spec.podName": s.PodName, "spec.nodeName": string(s.NodeName)}
+		},
 	}
 }
 

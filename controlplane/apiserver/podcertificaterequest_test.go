@@ -42,6 +42,15 @@ func TestPodCertificateRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, sel := range []string{"spec.signerName=example.com/spiffe", "spec.podName=web", "spec.nodeName=node-1"} {
+		list, err := pcrs.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil || len(list.Items) != 1 {
+			t.Errorf("list by %s: %v %v", sel, list, err)
+		}
+	}
+	if list, err := pcrs.List(ctx, metav1.ListOptions{FieldSelector: "spec.signerName=example.com/other"}); err != nil || len(list.Items) != 0 {
+		t.Errorf("list by another signer: %v %v", list, err)
+	}
 	if r.Spec.MaxExpirationSeconds == nil || *r.Spec.MaxExpirationSeconds != 86400 {
 		t.Errorf("default maxExpirationSeconds %v", r.Spec.MaxExpirationSeconds)
 	}
