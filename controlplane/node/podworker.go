@@ -1064,15 +1064,9 @@ func (a *Agent) containerSpec(ctx context.Context, w *podWorker, pod *corev1.Pod
 			}
 		}
 	}
-	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-		spec.CPUMillis = q.MilliValue()
-	}
-	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
-		spec.CPURequestMillis = q.MilliValue()
-	}
-	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-		spec.MemoryBytes = q.Value()
-	}
+	// The cgroup settings a resize changes too (resize.go).
+	r := resourcesOf(c)
+	spec.CPUMillis, spec.CPURequestMillis, spec.MemoryBytes = r.CPULimitMillis, r.CPURequestMillis, r.MemoryLimitBytes
 	capacity := a.capacity()
 	adj := oomScoreAdj(pod, c, capacity.Memory().Value())
 	spec.OOMScoreAdj = &adj
