@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -232,7 +233,7 @@ func TestContainerServiceEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := &Agent{serviceLister: corelisters.NewServiceLister(indexer)}
+	a := &Agent{serviceLister: corelisters.NewServiceLister(indexer), log: slog.New(slog.DiscardHandler)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "p"}, Spec: corev1.PodSpec{EnableServiceLinks: tt.links}}
