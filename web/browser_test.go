@@ -25,7 +25,7 @@ func TestBrowser(t *testing.T) {
 
 	webtest.Navigate(t, ctx, e.srv.URL+"/")
 	webtest.WaitSelector(t, ctx, webtest.TestID("node-node1"))
-	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, ctx)
 
 	chip := webtest.TestID("node-node1") + " " + webtest.TestID("pod-default-web")
 	t.Run("a new pod appears under its node", func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestBrowser(t *testing.T) {
 		webtest.WaitSelector(t, ctx, key)
 		webtest.Navigate(t, ctx, e.srv.URL+"/etcd?key=/registry/pods/default/web")
 		webtest.WaitFor(t, ctx, `document.querySelector('[data-testid="etcd-json"]').textContent.includes('"name": "web"')`)
-		webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, ctx)
 		e.put(t, "/registry/pods/default/web", pod("default", "web", "node1", corev1.PodSucceeded))
 		webtest.WaitSelector(t, ctx, `[data-testid="etcd-change"][data-key="/registry/pods/default/web"]`)
 		webtest.WaitFor(t, ctx, `document.querySelector('[data-testid="etcd-json"]').textContent.includes('"phase": "Succeeded"')`)
@@ -69,7 +69,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("object timeline grows live", func(t *testing.T) {
 		webtest.Navigate(t, ctx, e.srv.URL+"/objects/pods/default/web")
 		webtest.WaitSelector(t, ctx, webtest.TestID("timeline-row"))
-		webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, ctx)
 		before := webtest.Eval[int](t, ctx, `document.querySelectorAll('[data-testid="timeline-row"]').length`)
 		ev := coreEvent("web.1", pod("default", "web", "", ""), "Started", "kubelet", "Started container c", time.Now())
 		ev.EventTime = metav1MicroNow()

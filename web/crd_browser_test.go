@@ -38,7 +38,7 @@ func TestBrowserCustomResources(t *testing.T) {
 	t.Run("a widget's page follows it live", func(t *testing.T) {
 		webtest.Navigate(t, ctx, e.srv.URL+"/objects/widgets.example.com/default/w1")
 		webtest.WaitSelector(t, ctx, webtest.TestID("timeline-row"))
-		webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, ctx)
 		before := webtest.Eval[int](t, ctx, `document.querySelectorAll('[data-testid="timeline-row"]').length`)
 		patch := []byte(`{"spec":{"color":"red"}}`)
 		if _, err := widgets.Patch(e.ctx, "w1", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
@@ -59,7 +59,7 @@ func TestBrowserCustomResources(t *testing.T) {
 	t.Run("admission calls arrive on the requests page", func(t *testing.T) {
 		hostileJSON, _ := json.Marshal(hostileName)
 		webtest.Navigate(t, ctx, e.srv.URL+"/requests")
-		webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, ctx)
 		e.ring.Add(auditEvent("create", "widgets", "", "default", "w2", "kubernetes-admin", time.Now(), map[string]string{
 			v1alpha1.AnnotationStages: "authentication,authorization,admission,etcd",
 			AnnotationDynamicAdmission: `[{"kind":"MutatingWebhook","configuration":"labels","name":"label.example.com","durationMicros":1520,"result":"patched","patch":[{"op":"add","path":"/metadata/labels/x","value":` +

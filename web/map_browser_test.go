@@ -25,7 +25,7 @@ func TestBrowserMapEndpointsChain(t *testing.T) {
 
 	webtest.Navigate(t, ctx, e.srv.URL+"/")
 	webtest.WaitSelector(t, ctx, webtest.TestID("node-vm"))
-	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, ctx)
 
 	steps := `window.glassplane.steps.map(s => s.kind + " " + s.from + "→" + s.to)`
 	waitStep := func(t *testing.T, want string) {

@@ -94,7 +94,7 @@ func TestMapStatefulSetPodsInOrderWithClaims(t *testing.T) {
 	ctx := webtest.Browser(t)
 	webtest.Navigate(t, ctx, e.srv.URL+"/")
 	webtest.WaitSelector(t, ctx, webtest.TestID("node-vm"))
-	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, ctx)
 	p3 := statefulPod("db", 3, "vm")
 	e.put(t, "/registry/pods/default/db-3", p3)
 	order := `[...document.querySelectorAll('[data-pods-of="vm"] .pod')].map(c => c.dataset.name + "=" + (c.querySelector(".pod-claims")?.textContent || "")).join(" ")`

@@ -98,7 +98,7 @@ func TestBrowserMapPlaysAServiceReached(t *testing.T) {
 	webtest.WaitSelector(t, ctx, webtest.TestID("map-box-dns"))
 	webtest.WaitSelector(t, ctx, webtest.TestID("map-pod-default-client"))
 	webtest.WaitSelector(t, ctx, webtest.TestID("map-pod-default-hello-2"))
-	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, ctx)
 	webtest.Eval[bool](t, ctx, watchPacketsJS)
 
 	steps := `window.glassplane.steps.filter(s => ["dns-lookup", "dns-answer", "service-connect"].includes(s.kind))`

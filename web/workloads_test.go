@@ -314,7 +314,7 @@ func TestBrowserHPADecisionArrives(t *testing.T) {
 	ctx := webtest.Browser(t)
 	webtest.Navigate(t, ctx, e.srv.URL+"/objects/horizontalpodautoscalers/default/web")
 	webtest.WaitSelector(t, ctx, webtest.TestID("hpa-no-decisions"))
-	webtest.WaitFor(t, ctx, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, ctx)
 	now := time.Now()
 	ev := &corev1.Event{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},

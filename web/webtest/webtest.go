@@ -97,6 +97,35 @@ func WaitFor(t testing.TB, ctx context.Context, expression string) {
 	}
 }
 
+// WaitLive waits until the page's websocket is open (its connection
+// indicator says live); when it is not, the failure says what the page
+// showed instead.
+func WaitLive(t testing.TB, ctx context.Context) {
+	t.Helper()
+	const live = `document.querySelector('[data-testid="connection"]').dataset.state === "live"`
+	wctx, cancel := context.WithTimeout(ctx, Timeout+5*time.Second)
+	defer cancel()
+	err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](live,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(Timeout)))
+	if err == nil {
+		return
+	}
+	ectx, ecancel := context.WithTimeout(ctx, 5*time.Second)
+	defer ecancel()
+	seen, eerr := chromedp.Run(ectx, chromedp.Evaluate[string](`JSON.stringify({
+		url: location.href,
+		state: document.querySelector('[data-testid="connection"]')?.dataset.state,
+		text: document.querySelector('[data-testid="connection"]')?.textContent,
+		revision: document.body.dataset.revision,
+		readyState: document.readyState,
+		navigations: performance.getEntriesByType("navigation").map(e => e.type),
+	})`))
+	if eerr != nil {
+		seen = "(the page could not be read: " + eerr.Error() + ")"
+	}
+	t.Fatalf("the page's websocket did not open: %v; the page: %s", err, seen)
+}
+
 // Eval evaluates a JavaScript expression and returns its value.
 func Eval[T any](t testing.TB, ctx context.Context, expression string) T {
 	t.Helper()

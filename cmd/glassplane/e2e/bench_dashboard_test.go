@@ -194,7 +194,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 		b.Fatalf("failed to install the stream tap: %v", err)
 	}
 	webtest.Navigate(b, tab, c.WebURL+"/")
-	webtest.WaitFor(b, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(b, tab)
 	webtest.Eval[bool](b, tab, renderProbe)
 
 	stopTrace := func() {}

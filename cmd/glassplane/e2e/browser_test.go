@@ -27,7 +27,7 @@ func TestBrowserApplyWatchTimelineEtcd(t *testing.T) {
 
 	webtest.Navigate(t, overview, c.WebURL+"/")
 	webtest.WaitSelector(t, overview, webtest.TestID("nodes"))
-	webtest.WaitFor(t, overview, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, overview)
 	// A marker that a reload would wipe.
 	webtest.Eval[bool](t, overview, `window.__noReload = true`)
 
@@ -143,7 +143,7 @@ func TestBrowserTempoStepHoldsTheScheduler(t *testing.T) {
 	}
 	loginAdmin(t, c, tab)
 	webtest.WaitSelector(t, tab, webtest.TestID("tempo"))
-	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	if webtest.Eval[string](t, tab, `document.querySelector('[data-testid="tempo"]').dataset.canChange`) != "true" {
 		t.Fatal("the admin may not change the tempo")
 	}

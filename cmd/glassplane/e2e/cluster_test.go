@@ -99,6 +99,13 @@ func SharedCluster(t *testing.T) *Cluster {
 	if shared.err != nil {
 		t.Fatalf("failed to start the shared cluster: %v", shared.err)
 	}
+	// A failed test shows what the cluster logged while it ran.
+	from := shared.cluster.log.Len()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- shared glassplane log during the test (tail) ---\n%s", tail(shared.cluster.log.Since(from), 80))
+		}
+	})
 	return shared.cluster
 }
 
@@ -348,6 +355,20 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+// Len is how many bytes were written so far.
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// Since is what was written after the first n bytes.
+func (b *lockedBuffer) Since(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf.Bytes()[min(n, b.buf.Len()):])
 }
 
 func (b *lockedBuffer) String() string {

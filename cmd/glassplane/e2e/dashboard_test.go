@@ -54,7 +54,7 @@ func TestDashboardTeaches(t *testing.T) {
 
 	webtest.Navigate(t, home, c.WebURL+"/")
 	webtest.WaitSelector(t, home, webtest.TestID("cluster-map"))
-	webtest.WaitFor(t, home, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, home)
 	webtest.WaitSelector(t, home, webtest.TestID("map-box-apiserver"))
 
 	form := newTab(t, home)
@@ -273,7 +273,7 @@ func TestDashboardTeaches(t *testing.T) {
 		for _, p := range pages {
 			path := p.path
 			webtest.Navigate(t, form, c.WebURL+path)
-			webtest.WaitFor(t, form, `document.getElementById("conn").dataset.state === "live"`)
+			webtest.WaitLive(t, form)
 			if p.shown {
 				if err := waitJS(form, `document.body.textContent.includes(`+webtest.JSString(hostile)+`)`); err != nil {
 					t.Errorf("%s does not show the hostile text as text: %v", path, err)
@@ -298,7 +298,7 @@ func TestDashboardTeaches(t *testing.T) {
 		webtest.WaitSelector(t, form, `[data-testid="node-row"][data-node="`+pod.Spec.NodeName+`"]`)
 
 		webtest.Navigate(t, home, c.WebURL+"/")
-		webtest.WaitFor(t, home, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, home)
 		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="presenter-toggle"]').click() || true`)
 		webtest.WaitFor(t, home, `document.documentElement.classList.contains("presenter")`)
 		// A fresh page has no steps yet: make one, then step back to it.

@@ -20,7 +20,7 @@ func TestBrowserShowsDeniedRequestAtAuthorization(t *testing.T) {
 	// refused too.
 	webtest.Navigate(t, tab, c.WebURL+"/requests?user=mallory")
 	webtest.WaitSelector(t, tab, webtest.TestID("request-list"))
-	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 
 	kc := filepath.Join(t.TempDir(), "mallory")
 	if err := os.WriteFile(kc, []byte(run(t, "kubeconfig", "--data-dir", c.DataDir, "--user", "mallory")), 0o600); err != nil {

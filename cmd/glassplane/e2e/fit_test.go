@@ -87,7 +87,7 @@ func TestBrowserPagesFit(t *testing.T) {
 	// which a loaded machine makes it: pods are created one at a time, each
 	// on an idle map, until it drew enough labels to check.
 	webtest.Navigate(t, tab, c.WebURL+"/")
-	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	webtest.Eval[bool](t, tab, watchLabelsJS)
 	var pod *corev1.Pod
 	for i := 1; webtest.Eval[int](t, tab, `window.__labels`) < minFitLabels; i++ {

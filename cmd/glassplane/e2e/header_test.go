@@ -22,7 +22,7 @@ func TestBrowserRequestsPageUnderCSP(t *testing.T) {
 	c := SharedCluster(t)
 	tab := webtest.Browser(t)
 	webtest.Navigate(t, tab, c.WebURL+"/requests")
-	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	webtest.Eval[bool](t, tab, `(() => {
 		window.__csp = [];
 		document.addEventListener("securitypolicyviolation", e => window.__csp.push(e.violatedDirective + " at " + (e.target.id || e.target.nodeName)));

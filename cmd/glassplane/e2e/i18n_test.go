@@ -130,7 +130,7 @@ func TestBrowserKorean(t *testing.T) {
 
 	t.Run("the connection state and the etcd filter's empty state", func(t *testing.T) {
 		webtest.Navigate(t, tab, c.WebURL+"/etcd")
-		webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+		webtest.WaitLive(t, tab)
 		if got := webtest.Eval[string](t, tab, `document.getElementById("conn").textContent`); got != "실시간 연결됨" {
 			t.Errorf("connection state = %q", got)
 		}

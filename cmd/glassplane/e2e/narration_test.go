@@ -54,7 +54,7 @@ func TestBrowserNarrationFollowsTheStudent(t *testing.T) {
 
 	loginAdmin(t, c, tab)
 	webtest.Navigate(t, tab, c.WebURL+"/")
-	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	time.Sleep(time.Minute)
 	if n := webtest.Eval[int](t, tab, `Number(document.querySelector('[data-testid="feed-background"]').dataset.count)`); n == 0 {
 		t.Error("no background step was counted in a minute (leases, heartbeats, the dashboard's checks)")
@@ -106,7 +106,7 @@ func TestBrowserRequestStoppingStage(t *testing.T) {
 	ns := freshNamespace(t, c, "stages")
 
 	webtest.Navigate(t, tab, c.WebURL+"/requests")
-	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 
 	if _, err := c.Kubectl(t, "", "-n", ns, "delete", "pod", "nosuchpod"); err == nil {
 		t.Fatal("deleting a missing pod succeeded")
@@ -190,7 +190,7 @@ func TestBrowserTimelineOfARecreatedPod(t *testing.T) {
 	}
 
 	webtest.Navigate(t, tab, c.WebURL+"/objects/pods/"+ns+"/mypod")
-	webtest.WaitFor(t, tab, `document.querySelector('[data-testid="connection"]').dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	uids := webtest.Eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="timeline-row"]')].map(r => r.dataset.uid)`)
 	named := 0
 	for _, uid := range uids {

@@ -29,7 +29,7 @@ func TestOverviewOffscreenNodes(t *testing.T) {
 
 	tab := webtest.Browser(t)
 	webtest.Navigate(t, tab, c.WebURL+"/")
-	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	webtest.WaitFor(t, tab, fmt.Sprintf(`document.querySelectorAll(".nodes .node[data-node]").length === %d`, nodes))
 	// Every chip that ever wears the flash class.
 	webtest.Eval[bool](t, tab, `(() => {
@@ -134,7 +134,7 @@ func TestMapDotsKeepTheirSeats(t *testing.T) {
 	waitForNodeCount(t, c, 1)
 	tab := webtest.Browser(t)
 	webtest.Navigate(t, tab, c.WebURL+"/")
-	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 
 	place := func(name string) {
 		t.Helper()

@@ -117,7 +117,7 @@ func TestUpstreamDashboard(t *testing.T) {
 	webtest.WaitFor(t, tab, `!location.pathname.startsWith("/login") && document.querySelector('[data-testid="viewer"]')?.textContent === "upstream-admin"`)
 	webtest.Navigate(t, tab, d.URL+"/")
 	pageServed(t, tab, "the overview")
-	webtest.WaitFor(t, tab, `document.getElementById("conn").dataset.state === "live"`)
+	webtest.WaitLive(t, tab)
 	// A marker that a reload would wipe.
 	webtest.Eval[bool](t, tab, `window.__noReload = true`)
 
