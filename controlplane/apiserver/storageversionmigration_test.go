@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -54,15 +55,16 @@ func TestStorageVersionMigration(t *testing.T) {
 	if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, thing, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	key := "/registry/" + group + "/things/" + ns + "/a"
-	stored := func() string {
+	storedAt := func(name string) string {
 		t.Helper()
+		key := "/registry/" + group + "/things/" + ns + "/" + name
 		resp, err := shared.etcd.Client().Get(ctx, key)
 		if err != nil || len(resp.Kvs) != 1 {
 			t.Fatalf("read %s: %v", key, err)
 		}
 		return string(resp.Kvs[0].Value)
 	}
+	stored := func() string { t.Helper(); return storedAt("a") }
 	if !strings.Contains(stored(), `"apiVersion":"`+group+`/v1"`) {
 		t.Fatalf("stored before the switch: %s", stored())
 	}
@@ -74,6 +76,19 @@ func TestStorageVersionMigration(t *testing.T) {
 		cur.Spec.Versions[0].Storage, cur.Spec.Versions[1].Storage = false, true
 		_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{})
 		return err == nil
+	})
+	// The API server hears of the CRD's change through its watch: new
+	// writes are stored as v2 soon, not at once. A migration started before
+	// would rewrite "a" as v1 again.
+	probes := 0
+	eventually(t, "new Things to be stored as v2", func() bool {
+		probes++
+		probe := thing.DeepCopy()
+		probe.SetName(fmt.Sprintf("probe-%d", probes))
+		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(storedAt(probe.GetName()), `"apiVersion":"`+group+`/v2"`)
 	})
 
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(shared.client.Discovery()))

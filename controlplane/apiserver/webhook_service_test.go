@@ -216,10 +216,20 @@ func TestWebhookThroughService(t *testing.T) {
 		t.Fatal(err)
 	}
 	cms := env.client.CoreV1().ConfigMaps(ns)
+	// The API server finds the Service and its EndpointSlice through its
+	// informers, soon after their creates, not at once: until then a call
+	// fails closed (service "admission" not found).
+	var lastErr error
+	t.Cleanup(func() {
+		if t.Failed() && lastErr != nil {
+			t.Logf("the last probe's create: %v", lastErr)
+		}
+	})
 	eventually(t, "both webhooks to see a ConfigMap", func() bool {
 		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{})
 		if err != nil {
-			t.Fatalf("create a probe: %v", err)
+			lastErr = err
+			return false
 		}
 		return cm.Labels["mutated"] == "yes" && len(hook.calls("/validate", cm.Name)) == 1
 	})

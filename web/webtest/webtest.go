@@ -119,6 +119,7 @@ func WaitLive(t testing.TB, ctx context.Context) {
 		revision: document.body.dataset.revision,
 		readyState: document.readyState,
 		navigations: performance.getEntriesByType("navigation").map(e => e.type),
+		scripts: performance.getEntriesByType("resource").filter(e => e.initiatorType === "script" || e.name.endsWith(".js")).map(e => e.name.split("/").pop()),
 	})`))
 	if eerr != nil {
 		seen = "(the page could not be read: " + eerr.Error() + ")"
