@@ -14,23 +14,36 @@ import { applyLang, langButtons } from "./i18n.js";
 
 const pages = { overview, object: objectPage, etcd: etcdPage, requests: requestsPage };
 
-applyLang();
-langButtons();
-presenter();
-if (document.body.dataset.page === "object") timelineKeys();
+// A part of the page that fails to set up is reported and left out; the
+// others, and the page's stream, still start.
+function wire(name, fn) {
+  try {
+    fn();
+  } catch (err) {
+    console.error(`glassplane: failed to set up ${name}`, err);
+  }
+}
+
+const kind = document.body.dataset.page;
+wire("language", () => {
+  applyLang();
+  langButtons();
+});
+wire("presenter", presenter);
+if (kind === "object") wire("timeline keys", timelineKeys);
 
 const stream = new Stream();
-const page = pages[document.body.dataset.page];
-if (page) page(stream);
-if (document.body.dataset.page === "object") {
-  servicePage(stream);
-  workloadPage(stream);
+const page = pages[kind];
+if (page) wire(`the ${kind} page`, () => page(stream));
+if (kind === "object") {
+  wire("the service panel", () => servicePage(stream));
+  wire("the workload panel", () => workloadPage(stream));
 }
-if (document.body.dataset.page === "overview") {
-  tempo(stream);
+if (kind === "overview") {
+  wire("tempo", () => tempo(stream));
   // Of the objects, the overview reads only the tempo ConfigMap's data.
   stream.objects("ConfigMap");
 }
-if (document.body.dataset.page === "apply") applyPage();
-if (document.body.dataset.page === "demos") demosPage();
-if (!["login", "error"].includes(document.body.dataset.page)) stream.start();
+if (kind === "apply") wire("the apply form", applyPage);
+if (kind === "demos") wire("the demos", demosPage);
+if (!["login", "error"].includes(kind)) stream.start();

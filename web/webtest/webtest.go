@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -57,8 +58,22 @@ func Browser(t testing.TB) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("failed to start chromium: %v", err)
 	}
+	// Every page of the tab keeps its uncaught errors, for WaitLive's
+	// report.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: pageErrorsScript}); err != nil {
+		t.Fatalf("failed to install the page error recorder: %v", err)
+	}
 	return ctx
 }
+
+// pageErrorsScript records a page's uncaught exceptions and rejections
+// in window.__pageErrors.
+const pageErrorsScript = `(() => {
+  window.__pageErrors = [];
+  const keep = (s) => { if (window.__pageErrors.length < 20) window.__pageErrors.push(String(s)); };
+  window.addEventListener("error", (e) => keep((e.error && e.error.stack) || e.message));
+  window.addEventListener("unhandledrejection", (e) => keep((e.reason && e.reason.stack) || e.reason));
+})()`
 
 // TestID is a CSS selector for the element whose data-testid is id.
 func TestID(id string) string {
@@ -119,6 +134,7 @@ func WaitLive(t testing.TB, ctx context.Context) {
 		revision: document.body.dataset.revision,
 		readyState: document.readyState,
 		navigations: performance.getEntriesByType("navigation").map(e => e.type),
+		errors: window.__pageErrors,
 		scripts: performance.getEntriesByType("resource").filter(e => e.initiatorType === "script" || e.name.endsWith(".js")).map(e => e.name.split("/").pop()),
 	})`))
 	if eerr != nil {
