@@ -227,6 +227,10 @@ class Story {
     this.shown = this.line?.dataset.shown === "true";
     this.count = Number(this.line?.dataset.count || 0);
     this.last = null; // the latest audit message of a person's change
+    // In a burst the cause and the count are redrawn at most every
+    // PANEL_MS, with the newest of them, not once per step.
+    this.causeSoon = pacer(() => this.renderCause(), PANEL_MS);
+    this.lineSoon = pacer(() => this.renderLine(), PANEL_MS);
     this.lang = currentLang();
     document.addEventListener("glassplane:lang", (ev) => {
       this.lang = ev.detail.lang;
@@ -237,12 +241,12 @@ class Story {
 
   caused(m) {
     this.last = m;
-    this.renderCause();
+    this.causeSoon();
   }
 
   background() {
     this.count++;
-    this.renderLine();
+    this.lineSoon();
   }
 
   render() {
