@@ -237,8 +237,8 @@ type volumeFile struct {
 // prepareVolumes materializes the pod's volumes under its directory on the
 // node, once: emptyDir directories, files of configMap, secret,
 // downwardAPI and projected volumes (with a service account token from
-// the TokenRequest API), hostPath checks and the directories of bound
-// claims' volumes (claims.go). Volumes of a pod whose
+// the TokenRequest API), hostPath checks, image volumes (the image's files,
+// read-only) and the directories of bound claims' volumes (claims.go). Volumes of a pod whose
 // runtime keeps no files (simulated) are skipped.
 func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod) error {
 	dirs, ok := a.cfg.Runtime.(podDirRuntime)
@@ -281,6 +281,10 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 			}
 			paths[v.Name] = p
 			continue
+		case v.Image != nil:
+			if err := a.mountImageVolume(ctx, pod, v, dir); err != nil {
+				return volumeError(v.Name, err)
+			}
 		case v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory:
 			if err := runtime.MountTmpfs(dir, memoryVolumeSize(pod, v.EmptyDir)); err != nil {
 				return volumeError(v.Name, err)
@@ -310,6 +314,35 @@ func (a *Agent) prepareVolumes(ctx context.Context, w *podWorker, pod *corev1.Po
 	}
 	w.volumes = paths
 	return nil
+}
+
+// mountImageVolume mounts the image an image volume names at dir, pulled
+// first as its pull policy says (as a container's image is: Always pulls
+// unless the image is a local one, Never fails when it is missing).
+func (a *Agent) mountImageVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volume, dir string) error {
+	m, ok := a.cfg.Runtime.(runtime.ImageMounter)
+	if !ok {
+		return fmt.Errorf("the node's runtime (%s) cannot mount images", a.cfg.Runtime.Name())
+	}
+	ref := v.Image.Reference
+	if ref == "" {
+		return errors.New("the image volume names no image reference")
+	}
+	_, present, err := a.cfg.Runtime.ImageStatus(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("failed to inspect image %q: %w", ref, err)
+	}
+	policy := v.Image.PullPolicy
+	pull := !present || (policy == corev1.PullAlways && !isLocalImage(ref))
+	if pull {
+		if policy == corev1.PullNever {
+			return fmt.Errorf("image %q is not present with pull policy of Never", ref)
+		}
+		if _, err := a.cfg.Runtime.PullImage(ctx, ref); err != nil {
+			return fmt.Errorf("failed to pull image %q: %w", ref, err)
+		}
+	}
+	return m.MountImage(ctx, ref, string(pod.UID), v.Name, dir)
 }
 
 // memoryVolumeSize is the size of a memory-backed emptyDir, as kubelet
@@ -603,7 +636,8 @@ func (a *Agent) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.Serv
 // mountsFor resolves a container's volumeMounts to host paths (with
 // subPath, or subPathExpr expanded from env, the container's resolved
 // environment as NAME=value). configMap, secret, downwardAPI and projected
-// volumes are always read-only, as kubelet mounts them.
+// volumes are always read-only, as kubelet mounts them, and so are image
+// volumes.
 func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container, env []string) ([]runtime.Mount, error) {
 	if w.volumes == nil {
 		return nil, nil
@@ -622,7 +656,7 @@ func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container, env []string) 
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
 		}
 		v := byName[m.Name]
-		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil ||
+		ro := m.ReadOnly || v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil || v.Image != nil ||
 			(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly)
 		subPath := m.SubPath
 		if m.SubPathExpr != "" {
@@ -641,7 +675,7 @@ func mountsFor(w *podWorker, pod *corev1.Pod, c corev1.Container, env []string) 
 			}
 			host = sub
 		}
-		mounts = append(mounts, runtime.Mount{HostPath: host, ContainerPath: m.MountPath, ReadOnly: ro})
+		mounts = append(mounts, runtime.Mount{HostPath: host, ContainerPath: m.MountPath, ReadOnly: ro, NoExec: v.Image != nil})
 	}
 	return mounts, nil
 }

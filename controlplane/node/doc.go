@@ -68,7 +68,9 @@
 // and the node's from /proc, which the API server's metrics.k8s.io reads.
 // A simulated node publishes its synthetic usage (Config.SimulatedUsage) on
 // its Node for the API server instead.
-// emptyDir volumes of medium Memory are tmpfs mounts. configMap, secret,
+// emptyDir volumes of medium Memory are tmpfs mounts. Image volumes are
+// the image's files (pulled as its pullPolicy says), mounted read-only and
+// noexec in the containers. configMap, secret,
 // downwardAPI and projected volumes are laid out as the kubelet's
 // AtomicWriter does (a ..data link to a timestamped payload, swapped in
 // one step; atomicwriter.go) and brought up to date on each full sync

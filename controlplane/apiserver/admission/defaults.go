@@ -247,6 +247,14 @@ func defaultVolume(v *corev1.Volume) {
 	if s.HostPath != nil && s.HostPath.Type == nil {
 		s.HostPath.Type = ptrTo(corev1.HostPathUnset)
 	}
+	// An image volume's pull policy defaults as a container's does.
+	if s.Image != nil && s.Image.PullPolicy == "" {
+		if imageTag(s.Image.Reference) == "latest" {
+			s.Image.PullPolicy = corev1.PullAlways
+		} else {
+			s.Image.PullPolicy = corev1.PullIfNotPresent
+		}
+	}
 	if s.Secret != nil && s.Secret.DefaultMode == nil {
 		s.Secret.DefaultMode = ptrTo(corev1.SecretVolumeSourceDefaultMode)
 	}

@@ -328,6 +328,16 @@ func validateVolumeSource(s *corev1.VolumeSource, fld *field.Path) field.ErrorLi
 	if s.HostPath != nil && s.HostPath.Path == "" {
 		errs = append(errs, field.Required(fld.Child("hostPath", "path"), ""))
 	}
+	if s.Image != nil {
+		if s.Image.Reference == "" {
+			errs = append(errs, field.Required(fld.Child("image", "reference"), ""))
+		}
+		switch s.Image.PullPolicy {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
+		default:
+			errs = append(errs, field.NotSupported(fld.Child("image", "pullPolicy"), s.Image.PullPolicy, []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
+		}
+	}
 	if s.EmptyDir != nil && s.EmptyDir.SizeLimit != nil && s.EmptyDir.SizeLimit.Sign() < 0 {
 		errs = append(errs, field.Forbidden(fld.Child("emptyDir", "sizeLimit"), "SizeLimit field must be a valid resource quantity"))
 	}

@@ -222,6 +222,16 @@ func TestValidateCreate(t *testing.T) {
 			want: []string{`spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type`},
 		},
 		{
+			name: "image volume without a reference, with an unknown pull policy",
+			obj: podWith(func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{PullPolicy: "Sometimes"}}}}
+			}),
+			want: []string{
+				`spec.volumes[0].image.reference: Required value`,
+				`spec.volumes[0].image.pullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`,
+			},
+		},
+		{
 			name: "toleration with unknown operator",
 			obj: podWith(func(p *corev1.Pod) {
 				p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}

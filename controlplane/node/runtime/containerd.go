@@ -416,7 +416,11 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod PodSpec, spec Cont
 			if m.ReadOnly {
 				mode = "ro"
 			}
-			mounts = append(mounts, specs.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: []string{"rbind", "rprivate", mode}})
+			options := []string{"rbind", "rprivate", mode}
+			if m.NoExec {
+				options = append(options, "noexec", "nosuid", "nodev")
+			}
+			mounts = append(mounts, specs.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: options})
 		}
 		opts = append(opts, oci.WithMounts(mounts))
 	}
@@ -913,8 +917,8 @@ func removeContainer(ctx context.Context, ctr client.Container) error {
 }
 
 // RemovePod implements Runtime: it removes the pod's containers, its
-// network (address, veth, hostPorts), its network namespace and its log
-// directory.
+// network (address, veth, hostPorts), its network namespace, its log
+// directory and its image volumes.
 func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 	ctrs, err := c.podContainers(ctx, podUID)
 	if err != nil {
@@ -937,6 +941,8 @@ func (c *Containerd) RemovePod(ctx context.Context, podUID string) error {
 	}
 	dir := filepath.Join(c.cfg.StateDir, podUID)
 	if err := unmountUnder(dir); err != nil {
+		errs = append(errs, err)
+	} else if err := c.releaseImageVolumes(ctx, podUID); err != nil {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -19,8 +19,9 @@
 // (loopback and configured insecure registries over plain HTTP), runs exec for
 // kubectl exec, exec probes and hooks, reports container exits from
 // containerd's event stream (WatchExits), dials a pod's localhost inside its
-// network namespace for port forwarding, and mounts tmpfs for memory-backed
-// emptyDirs (unmounted with the pod); the pod network masquerades the pod
+// network namespace for port forwarding, mounts tmpfs for memory-backed
+// emptyDirs and read-only view snapshots of images for image volumes
+// (ImageMounter; unmounted and released with the pod); the pod network masquerades the pod
 // CIDR with one iptables rule, and the node forgets its neighbor entry of
 // each new pod's address (an earlier pod's MAC would keep the pod
 // unreachable from the node for seconds). Simulated keeps the same states in

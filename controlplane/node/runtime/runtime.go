@@ -184,6 +184,8 @@ type Mount struct {
 	HostPath      string
 	ContainerPath string
 	ReadOnly      bool
+	// NoExec mounts without exec, setuid or devices (an image volume).
+	NoExec bool
 }
 
 // State is a container's lifecycle state.
