@@ -55,7 +55,9 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 func (f *fixture) settle(t *testing.T, claim string, cond func() bool) {
 	t.Helper()
 	ctx := context.Background()
-	for range 50 {
+	// The informers hear of each write soon, not at once: on a busy
+	// machine that can take more than a second.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		if err := f.binder.syncClaim(ctx, "default/"+claim); err != nil {
 			t.Logf("sync claim: %v", err)
 		}
@@ -156,10 +158,13 @@ func TestBinderReleasesAndDeletes(t *testing.T) {
 	local.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	f := newFixture(t, bound, local)
 	ctx := context.Background()
-	for range 20 {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		_ = f.binder.syncVolume(ctx, "retained")
 		_ = f.binder.syncVolume(ctx, "pvc-local")
-		time.Sleep(20 * time.Millisecond)
+		_, err := f.client.CoreV1().PersistentVolumes().Get(ctx, "pvc-local", metav1.GetOptions{})
+		if pv, perr := f.client.CoreV1().PersistentVolumes().Get(ctx, "retained", metav1.GetOptions{}); perr == nil && pv.Status.Phase == v1.VolumeReleased && err != nil {
+			break
+		}
 	}
 	if pv := f.volume(t, "retained"); pv.Status.Phase != v1.VolumeReleased {
 		t.Errorf("Retain volume of a deleted claim: %s, want Released", pv.Status.Phase)
@@ -231,9 +236,14 @@ func TestClaimProtection(t *testing.T) {
 	if err := f.client.CoreV1().Pods("default").Delete(ctx, "user", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for range 50 {
+	// The controller reads pods from its informer: wait until it has heard
+	// of the delete (on a busy machine that can take more than a second).
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		if pods, _ := f.claims.podLister.List(everything()); len(pods) == 0 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pod informer never saw the pod's delete")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
