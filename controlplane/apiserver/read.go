@@ -354,11 +354,14 @@ func (s *Server) compactRevision(ctx context.Context, rev int64) int64 {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	wch := s.store.Client().Watch(ctx, storage.Root+"\x00compaction-probe", clientv3.WithRev(max(rev, 1)))
-	for resp := range wch {
-		if resp.CompactRevision > 0 {
+	// The first answer says it; a watch that never answers (nor closes)
+	// must not hold the request past the timeout.
+	select {
+	case resp, ok := <-wch:
+		if ok && resp.CompactRevision > 0 {
 			return resp.CompactRevision
 		}
-		break
+	case <-ctx.Done():
 	}
 	return s.store.Revision()
 }
