@@ -332,10 +332,8 @@ func (a *Agent) mountImageVolume(ctx context.Context, pod *corev1.Pod, v corev1.
 	if err != nil {
 		return fmt.Errorf("failed to inspect image %q: %w", ref, err)
 	}
-	policy := v.Image.PullPolicy
-	pull := !present || (policy == corev1.PullAlways && !isLocalImage(ref))
-	if pull {
-		if policy == corev1.PullNever {
+	if mustPull(ref, v.Image.PullPolicy, present) {
+		if v.Image.PullPolicy == corev1.PullNever {
 			return fmt.Errorf("image %q is not present with pull policy of Never", ref)
 		}
 		if _, err := a.cfg.Runtime.PullImage(ctx, ref); err != nil {

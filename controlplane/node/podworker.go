@@ -865,11 +865,7 @@ func (a *Agent) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		}
 		return false
 	}
-	pull := !present
-	if c.ImagePullPolicy == corev1.PullAlways && !isLocalImage(c.Image) {
-		pull = true
-	}
-	if !pull {
+	if !mustPull(c.Image, c.ImagePullPolicy, present) {
 		a.recorder.Eventf(ref, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 		return true
 	}
@@ -944,6 +940,13 @@ const LocalImageDomain = "glassplane.local"
 // isLocalImage says whether ref is under LocalImageDomain.
 func isLocalImage(ref string) bool {
 	return strings.HasPrefix(ref, LocalImageDomain+"/")
+}
+
+// mustPull says whether an image (a container's or an image volume's) is
+// pulled: when it is missing, or always under PullAlways unless it is a
+// local one, which no registry serves.
+func mustPull(ref string, policy corev1.PullPolicy, present bool) bool {
+	return !present || (policy == corev1.PullAlways && !isLocalImage(ref))
 }
 
 // shouldRestart applies the pod's restartPolicy to an exited container.

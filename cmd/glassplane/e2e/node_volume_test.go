@@ -45,16 +45,7 @@ func TestNodeMemoryEmptyDir(t *testing.T) {
 	}
 
 	c.MustKubectl(t, "", "delete", "pod", "ram-disk", "--wait=true")
-	Eventually(t, time.Minute, "the tmpfs is unmounted from the host", func() error {
-		b, err := os.ReadFile("/proc/self/mountinfo")
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), string(p.UID)) {
-			return fmt.Errorf("a mount of pod %s remains", p.UID)
-		}
-		return nil
-	})
+	waitMountsGone(t, p, "the tmpfs")
 }
 
 // TestNodeImageVolume: an image volume (the demo image) shows the image's
@@ -91,7 +82,14 @@ func TestNodeImageVolume(t *testing.T) {
 	}
 
 	c.MustKubectl(t, "", "delete", "pod", "image-volume", "--wait=true")
-	Eventually(t, time.Minute, "the image volume is unmounted from the host", func() error {
+	waitMountsGone(t, p, "the image volume")
+}
+
+// waitMountsGone waits until the host has no mount of the deleted pod p
+// left (what names the volume).
+func waitMountsGone(t *testing.T, p *corev1.Pod, what string) {
+	t.Helper()
+	Eventually(t, time.Minute, what+" is unmounted from the host", func() error {
 		b, err := os.ReadFile("/proc/self/mountinfo")
 		if err != nil {
 			return err
