@@ -234,8 +234,12 @@ func runUp(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
+	aggregation, err := frontProxy(dataDir, ca)
+	if err != nil {
+		return err
+	}
 	api, err := apiserver.New(apiserver.Config{
-		Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log,
+		Store: store, Audit: ring, ClientCA: ca.Pool(), Logger: log, Aggregation: aggregation,
 		TokenAuthenticators: authn.tokens, ServiceAccountKey: authn.saKey, AnonymousAuth: o.anonymousAuth,
 		ServiceAccountAdmission: true, RBAC: true, Profiling: o.profiling,
 		ServiceClusterIPRange: o.serviceClusterIPRange, ServiceNodePortRange: o.serviceNodePortRange,
@@ -311,6 +315,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 	stopDynamicAdmission := runPart(ctx, g, "admission-webhooks", func(ctx context.Context) error { return api.RunDynamicAdmission(ctx, loopback) })
 	defer stopDynamicAdmission()
+	// The aggregation layer follows the APIServices through the same
+	// loopback identity, as kube-aggregator does.
+	stopAggregator := runPart(ctx, g, "aggregator", func(ctx context.Context) error { return api.RunAggregator(ctx, loopback) })
+	defer stopAggregator()
 
 	// 6. The ServiceAccount controller, as system:kube-controller-manager;
 	// the built-in namespaces get their default ServiceAccount before
@@ -589,4 +597,28 @@ func dashboardToken(o upOptions, dataDir string) (string, error) {
 	}
 	slog.Info("the dashboard listens beyond loopback: log in with the token in " + path)
 	return token, nil
+}
+
+// frontProxyClient is the common name of the API server's front-proxy
+// client certificate, kubeadm's, which extension API servers accept
+// (requestheader-allowed-names).
+const frontProxyClient = "front-proxy-client"
+
+// frontProxy loads or creates the front-proxy CA (<data-dir>/pki/front-proxy,
+// kept apart as kubeadm keeps front-proxy-ca) and issues the API server's
+// front-proxy client certificate: extension API servers believe the user
+// the API server names in X-Remote-* headers only from that certificate.
+func frontProxy(dataDir string, clientCA *pki.CA) (*apiserver.Aggregation, error) {
+	fp, err := pki.LoadOrCreateCAIn(filepath.Join(dataDir, "pki", "front-proxy"), "front-proxy-ca")
+	if err != nil {
+		return nil, err
+	}
+	cert, key, err := fp.Client(frontProxyClient)
+	if err != nil {
+		return nil, err
+	}
+	return &apiserver.Aggregation{
+		ClientCA: clientCA.CertPEM, RequestHeaderCA: fp.CertPEM, RequestHeaderAllowedNames: []string{frontProxyClient},
+		ProxyClientCert: cert, ProxyClientKey: key,
+	}, nil
 }

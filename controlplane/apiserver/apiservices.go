@@ -28,9 +28,9 @@ const AutomanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
 // apiServiceResources is apiregistration.k8s.io/v1 APIService, the
 // aggregation layer's registry: the API server registers one local
 // APIService per group version it serves (Available, "Local"), as
-// kube-apiserver does. An APIService naming a Service is stored and
-// validated, but Glassplane does not proxy to extension API servers: its
-// status says so.
+// kube-apiserver does. One that names a Service is proxied to that
+// Service's extension API server (aggregator.go), whose availability
+// kube-aggregator's controller writes into its status.
 func apiServiceResources() []*resource {
 	return []*resource{{
 		GVK: apiregistrationv1.SchemeGroupVersion.WithKind("APIService"), Resource: "apiservices", Singular: "apiservice",
@@ -51,18 +51,18 @@ func apiServiceResources() []*resource {
 	}}
 }
 
-// apiServiceStatus is the Available condition of an APIService: true for
-// a local one, false for one served by an extension API server, which
-// Glassplane does not proxy to.
+// apiServiceStatus is a new APIService's status, as kube-aggregator's
+// strategy makes it: a local one is Available at once; one served by an
+// extension API server has no condition until the availability controller
+// has probed it.
 func apiServiceStatus(a *apiregistrationv1.APIService) apiregistrationv1.APIServiceStatus {
-	c := apiregistrationv1.APIServiceCondition{Type: apiregistrationv1.Available, LastTransitionTime: metav1.Now()}
-	if a.Spec.Service == nil {
-		c.Status, c.Reason, c.Message = apiregistrationv1.ConditionTrue, "Local", "Local APIServices are always available"
-	} else {
-		c.Status, c.Reason = apiregistrationv1.ConditionFalse, "AggregationNotSupported"
-		c.Message = fmt.Sprintf("service/%s in %q is not reached: Glassplane's API server does not proxy to extension API servers", a.Spec.Service.Name, a.Spec.Service.Namespace)
+	if a.Spec.Service != nil {
+		return apiregistrationv1.APIServiceStatus{}
 	}
-	return apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{c}}
+	return apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{{
+		Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue, LastTransitionTime: metav1.Now(),
+		Reason: "Local", Message: "Local APIServices are always available",
+	}}}
 }
 
 // validateAPIService is kube-aggregator's validation of an APIService: its

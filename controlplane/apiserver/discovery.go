@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime"
+	"slices"
 	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
@@ -127,6 +128,18 @@ func (s *Server) groupList() *metav1.APIGroupList {
 			list.Groups = append(list.Groups, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
 		}
 	}
+	for _, group := range s.agg.remoteGroups() {
+		g := metav1.APIGroup{Name: group[0].Spec.Group}
+		for _, as := range group {
+			g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: as.Spec.Group + "/" + as.Spec.Version, Version: as.Spec.Version})
+		}
+		g.PreferredVersion = g.Versions[0]
+		if i := slices.IndexFunc(list.Groups, func(l metav1.APIGroup) bool { return l.Name == g.Name }); i >= 0 {
+			list.Groups[i].Versions = append(list.Groups[i].Versions, g.Versions...)
+			continue
+		}
+		list.Groups = append(list.Groups, g)
+	}
 	return list
 }
 
@@ -197,6 +210,22 @@ func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 		if !placed {
 			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: gv.Group}, Versions: []apidiscoveryv2.APIVersionDiscovery{vd}})
 		}
+	}
+	if core {
+		return list
+	}
+	// The extension API servers' group versions, with the resources each
+	// last described (stale until it has, as kube-aggregator marks them).
+	for _, group := range s.agg.remoteGroups() {
+		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: group[0].Spec.Group}}
+		for _, as := range group {
+			g.Versions = append(g.Versions, s.agg.versionDiscovery(as))
+		}
+		if i := slices.IndexFunc(list.Items, func(l apidiscoveryv2.APIGroupDiscovery) bool { return l.Name == g.Name }); i >= 0 {
+			list.Items[i].Versions = append(list.Items[i].Versions, g.Versions...)
+			continue
+		}
+		list.Items = append(list.Items, g)
 	}
 	return list
 }

@@ -32,8 +32,17 @@
 // (/registry/glassplane.io/schedulingdecisions/<namespace>/<pod>), named
 // as pods are and validated with field paths. apiregistration.k8s.io/v1
 // APIServices (apiservices.go) hold a local APIService per served group
-// version, registered at bootstrap as kube-apiserver's autoregister does;
-// no request is proxied to an extension API server.
+// version, registered at bootstrap as kube-apiserver's autoregister does.
+// The aggregation layer (aggregator.go, with Config.Aggregation and
+// RunAggregator running) proxies the group versions of APIServices that
+// name a Service to one of its ready endpoints (an ExternalName Service to
+// its name), after authentication and authorization, with the front-proxy
+// client certificate and the user in X-Remote-* headers, never the
+// client's credentials; kube-aggregator's availability controller writes
+// their Available condition; /apis lists their groups and aggregated
+// discovery their resources as each server describes them (stale until
+// fetched). Bootstrap publishes kube-system/extension-apiserver-authentication
+// (client CA, request-header CA and header names) for those servers.
 //
 // POST serviceaccounts/<name>/token (serviceaccount_token.go) issues a
 // token bound, by boundObjectRef, to a pod (with its node), a secret or a

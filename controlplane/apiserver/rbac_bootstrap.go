@@ -13,7 +13,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth/rbac"
 )
 
-// bootstrapRBAC creates the bootstrap cluster roles and bindings that are
+// bootstrapRBAC creates the bootstrap roles, cluster roles and bindings that are
 // missing and brings back the rules and subjects of those still marked
 // rbac.authorization.kubernetes.io/autoupdate=true, as kube-apiserver's
 // rbac/bootstrap-roles post-start hook does. It is idempotent.
@@ -27,6 +27,9 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 	resource := func(name string) *resource { return s.byPath[rbacv1.SchemeGroupVersion.WithResource(name)] }
 	for _, want := range rbac.ClusterRoles() {
 		all = append(all, bootstrap{resource("clusterroles"), want, fixRules(want.Rules, func(o runtime.Object) *[]rbacv1.PolicyRule { return &o.(*rbacv1.ClusterRole).Rules })})
+	}
+	for _, want := range rbac.Roles() {
+		all = append(all, bootstrap{resource("roles"), want, fixRules(want.Rules, func(o runtime.Object) *[]rbacv1.PolicyRule { return &o.(*rbacv1.Role).Rules })})
 	}
 	for _, want := range rbac.ClusterRoleBindings() {
 		all = append(all, bootstrap{resource("clusterrolebindings"), want, fixSubjects(want.RoleRef, want.Subjects, func(o runtime.Object) (rbacv1.RoleRef, *[]rbacv1.Subject) {

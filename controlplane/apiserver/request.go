@@ -111,6 +111,10 @@ func (q *request) serve() {
 	if !q.authenticate() || !q.impersonate() || !q.authorize() {
 		return
 	}
+	if t := q.s.agg.route(q.info.Path); t != nil {
+		q.proxy(t)
+		return
+	}
 	if !q.info.IsResourceRequest {
 		q.serveNonResource()
 		return

@@ -104,6 +104,11 @@ type Config struct {
 	// before they started waits for them (up to dynamic.ReadyWait), then
 	// is refused with 403, as kube-apiserver's.
 	NoDynamicAdmission bool
+	// Aggregation lets the API server proxy to extension API servers
+	// (APIServices that name a Service; RunAggregator must be running) and
+	// publishes kube-system/extension-apiserver-authentication for them.
+	// Nil leaves such APIServices unrouted.
+	Aggregation *Aggregation
 }
 
 // Server serves the Kubernetes REST API over a storage.Store.
@@ -161,6 +166,8 @@ type Server struct {
 	custom *customResources
 	// crdDocs publishes the CRDs' OpenAPI documents.
 	crdDocs crdOpenAPI
+	// agg is the aggregation layer; nil without Config.Aggregation.
+	agg *aggregator
 }
 
 // New builds the API server. It validates the resource table and builds the
@@ -190,6 +197,9 @@ func New(cfg Config) (*Server, error) {
 		resources: append(append(append(append(newResources(), authorizationResources()...), storageResources()...), admissionRegistrationResources()...), policyResources()...),
 		byPath:    map[schema.GroupVersionResource]*resource{},
 		custom:    newCustomResources(),
+	}
+	if cfg.Aggregation != nil {
+		s.agg = newAggregator(cfg.Aggregation)
 	}
 	s.resources = append(s.resources, crdResources()...)
 	s.resources = append(s.resources, autoscalingResources()...)
@@ -308,8 +318,9 @@ func (s *Server) Register(e *echo.Echo) {
 // the system priority classes, the
 // classroom tempo, the default ServiceCIDR and the kubernetes Service with
 // its endpoints, the default StorageClass, the local APIServices of its
-// group versions when they are missing and, with
-// RBAC, the bootstrap cluster roles and bindings.
+// group versions when they are missing, with Config.Aggregation
+// kube-system/extension-apiserver-authentication and, with RBAC, the
+// bootstrap roles, cluster roles and bindings.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	ctx = dynamicadmission.Bootstrapping(ctx)
 	select {
@@ -350,6 +361,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.bootstrapAPIServices(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapAuthenticationConfigMap(ctx); err != nil {
 		return err
 	}
 	// What a crash between an allocation and its write left is undone

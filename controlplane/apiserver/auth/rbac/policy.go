@@ -187,6 +187,10 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule(v("create"), g(authenticationGroup), "selfsubjectreviews"),
 			rule(v("create"), g(authorizationGroup), "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 		}},
+		{ObjectMeta: meta("system:auth-delegator"), Rules: []rbacv1.PolicyRule{
+			rule(v("create"), g(authenticationGroup), "tokenreviews"),
+			rule(v("create"), g(authorizationGroup), "subjectaccessreviews"),
+		}},
 		{ObjectMeta: meta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{
 			urls(v("get"), "/healthz", "/livez", "/readyz", "/version", "/version/"),
 		}},
@@ -439,6 +443,27 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(v("get", "list", "watch", "delete"), g(batchGroup), "jobs"),
 			eventsRule()),
 	}
+}
+
+// ExtensionAPIServerAuthentication is the ConfigMap in kube-system that
+// tells extension API servers how to authenticate the API server's proxied
+// requests and their clients' certificates, and
+// RoleExtensionAPIServerAuthenticationReader the Role in kube-system that
+// may read it, as kube-apiserver names both.
+const (
+	ExtensionAPIServerAuthentication           = "extension-apiserver-authentication"
+	RoleExtensionAPIServerAuthenticationReader = "extension-apiserver-authentication-reader"
+)
+
+// Roles returns the bootstrap roles of kube-system: the one that reads
+// ExtensionAPIServerAuthentication, which extension API servers are bound
+// to.
+func Roles() []*rbacv1.Role {
+	reader := meta(RoleExtensionAPIServerAuthenticationReader)
+	reader.Namespace = metav1.NamespaceSystem
+	return []*rbacv1.Role{{ObjectMeta: reader, Rules: []rbacv1.PolicyRule{
+		{Verbs: v("get", "list", "watch"), APIGroups: g(legacyGroup), Resources: []string{"configmaps"}, ResourceNames: []string{ExtensionAPIServerAuthentication}},
+	}}}
 }
 
 // ClusterRoleBindings returns the bootstrap cluster role bindings. Each
