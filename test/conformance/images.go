@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,12 +36,16 @@ type image struct {
 	// entrypoint, cmd and user are the image config's.
 	entrypoint, cmd []string
 	user            string
+	// only, when set, is the start of the names of the only specs that run
+	// the image: a run of a list of specs without one (the smoke subset)
+	// skips building it.
+	only string
 }
 
 // images are the images the runner builds. The others in the manifest
-// (sample-apiserver, etcd, volume servers, node-perf, ...) are not built:
-// the specs that need them fail with an image pull error, as they would on
-// any cluster without them.
+// (volume servers, node-perf, resource-consumer, ...) are not built: the
+// specs that need them fail with an image pull error, as they would on any
+// cluster without them.
 var images = []image{
 	{
 		id: imageutils.Agnhost, name: "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
@@ -108,6 +113,19 @@ var images = []image{
 		build: func(b *builder, fs *rootfs) error { return nil },
 		cmd:   []string{"sh"}, user: "1234",
 	},
+	{
+		id: imageutils.APIServer, name: "registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2",
+		from:       "sample-apiserver built static from k8s.io/sample-apiserver v0.37.2 (upstream's 1.29.2 image is built from the 1.29 branch; the aggregator spec uses only its wardle.example.com v1alpha1 API, which both serve), at /sample-apiserver as upstream's Dockerfile puts it, on the busybox image",
+		build:      (*builder).sampleAPIServer,
+		entrypoint: []string{"/sample-apiserver"},
+		only:       "[sig-api-machinery] Aggregator ",
+	},
+	{
+		id: imageutils.Etcd, name: "registry.k8s.io/etcd:3.7.0-0",
+		from:  "etcd v3.7.0 built static from go.etcd.io/etcd/server/v3 (etcd's main program) at /usr/local/bin/etcd, on the busybox image; with no --data-dir it keeps its data in default.etcd under the working directory /, as in upstream's image; no etcdctl or migrate tooling (the aggregator spec runs only etcd)",
+		build: (*builder).etcd,
+		only:  "[sig-api-machinery] Aggregator ",
+	},
 }
 
 // builder builds the images' files: the agnhost and pause binaries (once)
@@ -151,6 +169,29 @@ func (b *builder) nonewprivs(fs *rootfs) error {
 		return err
 	}
 	fs.file("usr/local/bin/nnp", 0o4755, bin)
+	return nil
+}
+
+// sampleAPIServer is upstream's sample-apiserver image: the wardle
+// aggregated API server that the aggregator spec registers.
+func (b *builder) sampleAPIServer(fs *rootfs) error {
+	bin, err := b.goBinary("k8s.io/sample-apiserver")
+	if err != nil {
+		return err
+	}
+	fs.file("sample-apiserver", 0o755, bin)
+	return nil
+}
+
+// etcd is upstream's etcd image as the aggregator spec uses it: etcd at
+// /usr/local/bin/etcd, which the spec runs as the container's command. The
+// image sets no entrypoint or command, as upstream's Dockerfile sets none.
+func (b *builder) etcd(fs *rootfs) error {
+	bin, err := b.goBinary("go.etcd.io/etcd/server/v3")
+	if err != nil {
+		return err
+	}
+	fs.file("usr/local/bin/etcd", 0o755, bin)
 	return nil
 }
 
@@ -514,7 +555,10 @@ func k8sModuleDir() (string, error) {
 
 // buildImages writes one OCI archive per image into dir, named after the
 // image, and returns their paths.
-func buildImages(dir, busybox string) ([]string, error) {
+// buildImages writes the images' OCI archives into dir. With specs (the
+// names of the specs to run), an image only some specs run is built only
+// when one of them is listed.
+func buildImages(dir, busybox string, specs []string) ([]string, error) {
 	k8sDir, err := k8sModuleDir()
 	if err != nil {
 		return nil, err
@@ -530,6 +574,10 @@ func buildImages(dir, busybox string) ([]string, error) {
 	b := &builder{work: work, k8sDir: k8sDir, busybox: busybox, built: map[string][]byte{}}
 	var paths []string
 	for _, img := range images {
+		if img.only != "" && specs != nil && !slices.ContainsFunc(specs, func(s string) bool { return strings.HasPrefix(s, img.only) }) {
+			fmt.Fprintf(os.Stderr, "skipped %s: none of the specs to run needs it\n", img.name)
+			continue
+		}
 		archive, err := b.archive(img)
 		if err != nil {
 			return nil, err

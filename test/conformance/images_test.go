@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,5 +50,20 @@ func TestAgnhostSourceIsTheTaggedVersion(t *testing.T) {
 	name := imageutils.GetE2EImage(imageutils.Agnhost)
 	if tag := name[strings.LastIndex(name, ":")+1:]; strings.TrimSpace(string(v)) != tag {
 		t.Errorf("test/images/agnhost/VERSION is %q, the manifest tags agnhost %q", strings.TrimSpace(string(v)), tag)
+	}
+}
+
+// TestEtcdSourceIsTheTaggedVersion checks that the etcd server module the
+// etcd image is built from is the release the manifest tags the image with
+// (3.7.0-0 is etcd v3.7.0, image revision 0).
+func TestEtcdSourceIsTheTaggedVersion(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "go.etcd.io/etcd/server/v3").Output()
+	if err != nil {
+		t.Fatalf("failed to find the go.etcd.io/etcd/server/v3 module: %v", err)
+	}
+	name := imageutils.GetE2EImage(imageutils.Etcd)
+	tag := name[strings.LastIndex(name, ":")+1:]
+	if got, want := strings.TrimSpace(string(out)), "v"+strings.SplitN(tag, "-", 2)[0]; got != want {
+		t.Errorf("go.mod requires go.etcd.io/etcd/server/v3 %s, the manifest tags etcd %q (%s)", got, tag, want)
 	}
 }

@@ -2,7 +2,8 @@
 // conformance suite (issue 24): it builds the images the specs run and
 // turns the suite's JUnit into docs/conformance.md.
 //
-//	go run . images -out DIR             build the images as OCI archives
+//	go run . images -out DIR [-specs FILE] build the images as OCI archives
+//	                                     (with -specs, only those its specs need)
 //	go run . report -junit FILE -out MD  write the results page
 //	go run . smoke -junit FILE           list the fastest passing specs
 //
@@ -13,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -26,9 +28,16 @@ func main() {
 		fl := flag.NewFlagSet(cmd, flag.ExitOnError)
 		out := fl.String("out", "images", "directory for the OCI archives")
 		busybox := fl.String("busybox", "/bin/busybox", "the host's static busybox (Debian's busybox-static)")
+		specsFile := fl.String("specs", "", "a file of the full names of the specs to run, one per line (# comments): images only other specs run are not built")
 		_ = fl.Parse(args)
+		var specs []string
+		if *specsFile != "" {
+			if specs, err = readSpecList(*specsFile); err != nil {
+				break
+			}
+		}
 		var paths []string
-		if paths, err = buildImages(*out, *busybox); err == nil {
+		if paths, err = buildImages(*out, *busybox, specs); err == nil {
 			for _, p := range paths {
 				fmt.Println(p)
 			}
@@ -44,4 +53,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
 	}
+}
+
+// readSpecList reads a file of spec names, one per line, without its
+// comments and blank lines.
+func readSpecList(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	specs := []string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			specs = append(specs, line)
+		}
+	}
+	return specs, nil
 }

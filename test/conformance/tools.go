@@ -1,12 +1,13 @@
 //go:build tools
 
-// The packages e2e.test and the agnhost image are built from; importing them
-// here keeps them (and the test-only imports of test/e2e's e2e_test.go) in
-// go.mod and go.sum.
+// The packages e2e.test and the agnhost, sample-apiserver and etcd images
+// are built from; importing them here keeps them (and the test-only imports
+// of test/e2e's e2e_test.go) in go.mod and go.sum.
 package main
 
 import (
 	_ "github.com/onsi/ginkgo/v2/ginkgo"
+	_ "go.etcd.io/etcd/server/v3"
 
 	_ "k8s.io/kubernetes/test/conformance/testdata"
 	_ "k8s.io/kubernetes/test/e2e"
@@ -36,4 +37,5 @@ import (
 	_ "k8s.io/kubernetes/test/fixtures"
 	_ "k8s.io/kubernetes/test/images/agnhost"
 	_ "k8s.io/kubernetes/test/utils/ktesting/format"
+	_ "k8s.io/sample-apiserver"
 )
