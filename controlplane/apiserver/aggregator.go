@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -367,14 +369,21 @@ func (a *aggregator) remoteGroups() [][]*apiregistrationv1.APIService {
 }
 
 // versionDiscovery is the aggregated discovery of one remote APIService's
-// group version: its resources as last fetched, or stale without them.
+// group version: its resources as last fetched, current while it is
+// available; stale, as kube-aggregator marks it, before the first fetch
+// and while it is not available.
 func (a *aggregator) versionDiscovery(as *apiregistrationv1.APIService) apidiscoveryv2.APIVersionDiscovery {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if vd := a.discovered[as.Name]; vd != nil {
-		return *vd
+	vd := apidiscoveryv2.APIVersionDiscovery{Version: as.Spec.Version}
+	if last := a.discovered[as.Name]; last != nil {
+		vd = *last
 	}
-	return apidiscoveryv2.APIVersionDiscovery{Version: as.Spec.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessStale}
+	vd.Freshness = apidiscoveryv2.DiscoveryFreshnessCurrent
+	if a.discovered[as.Name] == nil || !apiregistrationv1helper.IsAPIServiceConditionTrue(as, apiregistrationv1.Available) {
+		vd.Freshness = apidiscoveryv2.DiscoveryFreshnessStale
+	}
+	return vd
 }
 
 // proxy serves the request from the extension API server behind t, as the
@@ -416,7 +425,24 @@ func (q *request) proxy(t *proxyTarget) {
 	}
 	q.ev.Annotations["apiregistration.k8s.io/apiservice"] = t.name
 	h := utilproxy.NewUpgradeAwareHandler(location, rt, true, upgrade, proxyResponder{q})
-	h.ServeHTTP(q.w, out)
+	var w http.ResponseWriter = q.w
+	if upgrade {
+		w = hijackingWriter{q.w}
+	}
+	h.ServeHTTP(w, out)
+}
+
+// hijackingWriter hands the connection of an upgraded request (a stream
+// to an extension API server) to the proxy, which asks for http.Hijacker
+// itself, and records the switch for the audit event.
+type hijackingWriter struct{ *statusWriter }
+
+func (w hijackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.code == 0 {
+		w.code = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
 }
 
 // proxyResponder answers a failed proxy request with a Status.

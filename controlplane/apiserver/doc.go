@@ -41,7 +41,7 @@
 // client's credentials; kube-aggregator's availability controller writes
 // their Available condition; /apis lists their groups and aggregated
 // discovery their resources as each server describes them (stale until
-// fetched). Bootstrap publishes kube-system/extension-apiserver-authentication
+// fetched and while unavailable). Bootstrap publishes kube-system/extension-apiserver-authentication
 // (client CA, request-header CA and header names) for those servers.
 //
 // POST serviceaccounts/<name>/token (serviceaccount_token.go) issues a
