@@ -115,7 +115,7 @@ var images = []image{
 	},
 	{
 		id: imageutils.APIServer, name: "registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2",
-		from:       "sample-apiserver built static from k8s.io/sample-apiserver v0.37.2 (upstream's 1.29.2 image is built from the 1.29 branch; the aggregator spec uses only its wardle.example.com v1alpha1 API, which both serve), at /sample-apiserver as upstream's Dockerfile puts it, on the busybox image",
+		from:       "sample-apiserver built static from k8s.io/sample-apiserver v0.37.2 (upstream's sample-apiserver:1.29.2 is an older build of the same program; the Aggregator spec uses only its wardle.example.com v1alpha1 API, which both serve), at /sample-apiserver as upstream's Dockerfile puts it, on the busybox image",
 		build:      (*builder).sampleAPIServer,
 		entrypoint: []string{"/sample-apiserver"},
 		only:       "[sig-api-machinery] Aggregator ",
