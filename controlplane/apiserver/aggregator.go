@@ -396,7 +396,9 @@ func (q *request) proxy(t *proxyTarget) {
 		return
 	}
 	if t.transportErr != nil {
-		q.fail("", apierrors.NewInternalError(t.transportErr))
+		// The APIService's own fields (a caBundle that holds no
+		// certificate) keep it from being reached: not a server fault.
+		q.fail("", apierrors.NewServiceUnavailable(fmt.Sprintf("apiservice %q cannot be reached: %v", t.name, t.transportErr)))
 		return
 	}
 	loc, err := q.s.agg.resolve(t.namespace, t.service, t.port)

@@ -82,7 +82,7 @@ func (s *Server) reconcile(ctx context.Context, res *resource, want runtime.Obje
 	prepareForCreate(res, obj)
 	_, err = s.createInStore(ctx, res, obj)
 	if err == nil {
-		s.log.Debug("created bootstrap RBAC object", "resource", res.Resource, "name", name)
+		s.log.Debug("created bootstrap object", "resource", res.Resource, "name", name)
 		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
@@ -109,7 +109,7 @@ func (s *Server) reconcile(ctx context.Context, res *resource, want runtime.Obje
 			return err
 		}
 		if _, err := s.store.Update(ctx, kv.Key, value, kv.ModRevision); err == nil {
-			s.log.Info("reconciled bootstrap RBAC object", "resource", res.Resource, "name", name)
+			s.log.Info("reconciled bootstrap object", "resource", res.Resource, "name", name)
 			return nil
 		} else if !apierrors.IsConflict(storageError(res, name, err)) {
 			return fmt.Errorf("failed to update %s %q: %w", res.Resource, name, err)

@@ -2,17 +2,11 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"slices"
@@ -22,6 +16,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/glassplane/glassplane/controlplane/pki"
 )
 
 // wardleServer is an extension API server written for the tests, serving
@@ -51,27 +47,13 @@ const wardleGroup = "wardle.glassplane.test"
 
 func startWardleServer(t *testing.T, namespace, service string, authConfig map[string]string) *wardleServer {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wardle-test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	// The aggregator checks the name <service>.<namespace>.svc, as
+	// kube-apiserver does, whatever address it reached.
+	ca, err := pki.LoadOrCreateCAIn(t.TempDir(), "wardle-test-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	// The aggregator checks the name <service>.<namespace>.svc, as
-	// kube-apiserver does, whatever address it reached.
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: service + "." + namespace + ".svc"},
-		DNSNames:  []string{service + "." + namespace + ".svc"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	serving, err := ca.Serving(service + "." + namespace + ".svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +65,11 @@ func startWardleServer(t *testing.T, namespace, service string, authConfig map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &wardleServer{addr: ln.Addr().String(), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), config: authConfig}
+	w := &wardleServer{addr: ln.Addr().String(), caPEM: ca.CertPEM, config: authConfig}
 	w.srv = &http.Server{
 		Handler: http.HandlerFunc(w.serve),
 		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+			Certificates: []tls.Certificate{serving},
 			ClientAuth:   tls.VerifyClientCertIfGiven, ClientCAs: frontProxy,
 		},
 	}
@@ -309,6 +291,18 @@ subjects:
 	if err == nil || json.Unmarshal(raw, &status) != nil || status.Code != http.StatusServiceUnavailable {
 		t.Errorf("a request to an unavailable APIService = %v: %s, want a 503 Status", err, raw)
 	}
+
+	// A caBundle that holds no certificate is bad input of the
+	// APIService: its requests are refused with a 503 Status, never a 500.
+	c.MustKubectl(t, "", "patch", "apiservice", apiService, "--type=merge", "-p", `{"spec":{"caBundle":"bm90IGEgY2VydGlmaWNhdGU="}}`)
+	Eventually(t, 30*time.Second, "the bad caBundle to be refused with 503", func() error {
+		raw, err := c.Client.CoreV1().RESTClient().Get().AbsPath(listPath).DoRaw(ctx)
+		var status metav1.Status
+		if err == nil || json.Unmarshal(raw, &status) != nil || status.Code != http.StatusServiceUnavailable {
+			return fmt.Errorf("%v: %s", err, raw)
+		}
+		return nil
+	})
 
 	// Deleting the APIService takes the group out of discovery.
 	c.MustKubectl(t, "", "delete", "apiservice", apiService)
