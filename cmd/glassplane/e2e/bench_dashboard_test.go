@@ -97,7 +97,7 @@ const renderSamples = `(() => {
     if (e === undefined) continue;
     out.fromWrite.push(t - e);
     const r = window.__recv.get(name);
-    if (r) out.split.push([r.hub - e, r.recv - r.hub, t - r.recv]);
+    if (r) out.split.push([r.hub - e, r.recv - r.hub, t - r.recv, e]);
   }
   return out;
 })()`
@@ -122,9 +122,21 @@ const renderSamples = `(() => {
 // profile (a .cpuprofile chromium's DevTools open) for the measured time;
 // GLASSPLANE_BENCH_DASH_GOPROFILE=file writes the cluster process's Go CPU
 // profile over the run;
+// GLASSPLANE_BENCH_DASH_SAMPLES=file.csv writes each timed chip's etcd
+// write time and its three parts, in write order, to see the tail's shape;
+// GLASSPLANE_BENCH_DASH_SCREENSHOT=file.png takes a screenshot of what the
+// page shows halfway through;
+// GLASSPLANE_BENCH_DASH_CSS=rules adds a style sheet to the page before the
+// churn (hiding a region measures what it costs);
+// GLASSPLANE_BENCH_DASH_HEAPPROFILE=file writes the cluster process's heap
+// profile after the churn; GLASSPLANE_BENCH_DASH_LOG=file writes the
+// cluster's log (with GODEBUG=gctrace=1 in the environment, its garbage
+// collections);
 // GLASSPLANE_BENCH_DASH_TRACE=file writes chromium's timeline trace (style,
 // layout, paint, scripts; DevTools' Performance panel opens it) and logs
-// where the page's main thread spent its time.
+// where the page's main thread spent its time (more trace categories, such
+// as viz for the display compositor, in
+// GLASSPLANE_BENCH_DASH_TRACE_CATEGORIES, space-separated).
 func BenchmarkDashboardRenderLatency(b *testing.B) {
 	pods := benchEnvInt("GLASSPLANE_BENCH_DASH_PODS", 1000)
 	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
@@ -196,6 +208,9 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	webtest.Navigate(b, tab, c.WebURL+"/")
 	webtest.WaitLive(b, tab)
 	webtest.Eval[bool](b, tab, renderProbe)
+	if css := os.Getenv("GLASSPLANE_BENCH_DASH_CSS"); css != "" {
+		webtest.Eval[bool](b, tab, `(() => { const s = document.createElement("style"); s.textContent = `+webtest.JSString(css)+`; document.head.append(s); return true; })()`)
+	}
 
 	stopTrace := func() {}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_TRACE"); path != "" {
@@ -236,8 +251,23 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	var changes atomic.Int64
 	var createMs []float64              // each churn create's round trip, guarded by mu
 	inflight := make(chan struct{}, 32) // bounds the writers; a full pool skips the tick
+	shot := os.Getenv("GLASSPLANE_BENCH_DASH_SCREENSHOT")
 	for time.Since(start) < time.Duration(seconds)*time.Second {
 		<-tick.C
+		if shot != "" && time.Since(start) > time.Duration(seconds)*time.Second/2 {
+			churn.Add(1)
+			go func(path string) {
+				defer churn.Done()
+				png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+				if err == nil {
+					err = os.WriteFile(path, png, 0o644)
+				}
+				if err != nil {
+					b.Errorf("the screenshot: %v", err)
+				}
+			}(shot)
+			shot = ""
+		}
 		mu.Lock()
 		if len(names) == 0 {
 			mu.Unlock()
@@ -300,7 +330,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	samples := webtest.Eval[struct {
 		FromWrite   []float64    `json:"fromWrite"`
 		FromRequest []float64    `json:"fromRequest"`
-		Split       [][3]float64 `json:"split"`
+		Split       [][4]float64 `json:"split"`
 	}](b, tab, renderSamples)
 	lat, fromRequest, split := samples.FromWrite, samples.FromRequest, samples.Split
 	msgs := webtest.Eval[float64](b, tab, `window.__msgs - window.__msgs0`)
@@ -322,6 +352,19 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	for _, s := range split {
 		for i := range parts {
 			parts[i] = append(parts[i], s[i])
+		}
+	}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_SAMPLES"); path != "" {
+		// One line per timed chip, in the order of the etcd writes: the
+		// write's time and its three parts, to see the tail's shape.
+		slices.SortFunc(split, func(x, y [4]float64) int { return cmp.Compare(x[3], y[3]) })
+		var out strings.Builder
+		out.WriteString("etcd_write_ms,write_hub_ms,hub_page_ms,page_render_ms\n")
+		for _, s := range split {
+			fmt.Fprintf(&out, "%.1f,%.1f,%.1f,%.1f\n", s[3], s[0], s[1], s[2])
+		}
+		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+			b.Error(err)
 		}
 	}
 
@@ -367,6 +410,20 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	b.ReportMetric(home[len(home)/2], "home-p50-ms")
 	b.ReportMetric(cpu.Seconds()/elapsed.Seconds(), "process-cpu-cores")
 	b.ReportMetric(processRSS(b, c.cmd.Process.Pid), "process-rss-MB")
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
+		out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
+		if err == nil {
+			err = os.WriteFile(path, out, 0o644)
+		}
+		if err != nil {
+			b.Errorf("the heap profile: %v", err)
+		}
+	}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_LOG"); path != "" {
+		if err := os.WriteFile(path, []byte(c.Log()), 0o644); err != nil {
+			b.Error(err)
+		}
+	}
 	b.Logf("%d pods on %d nodes, %.0f of %d changes/s for %s: %d creates rendered of %d; etcd write → render p50 %.1f ms, p99 %.1f ms (%d samples); create request → render p50 %.1f ms, p99 %.1f ms; worst main-thread lag %.0f ms; home page p50 %.1f ms",
 		pods, nodes, float64(changes.Load())/elapsed.Seconds(), rate, elapsed.Round(time.Second), len(fromRequest), created, pct(lat, 0.5), pct(lat, 0.99), len(lat), pct(fromRequest, 0.5), pct(fromRequest, 0.99), maxLag, home[len(home)/2])
 }
@@ -457,7 +514,7 @@ func startPageTrace(b *testing.B, tab context.Context, path string) func() {
 	}
 	if _, err := chromedp.Call(tab, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"devtools.timeline", "disabled-by-default-devtools.timeline"}},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: append([]string{"devtools.timeline", "disabled-by-default-devtools.timeline"}, strings.Fields(os.Getenv("GLASSPLANE_BENCH_DASH_TRACE_CATEGORIES"))...)},
 	}); err != nil {
 		b.Fatal(err)
 	}
