@@ -80,11 +80,23 @@ const (
 	mapMinWidth = 1000
 	// mapPodsPerRow is how many pod dots fit one row of a node.
 	mapPodsPerRow = 10
+	// mapMinScale is the smallest scale, in percent, the map is drawn at.
+	mapMinScale = 75
 )
 
 // MapWidth is the SVG's width for n nodes.
 func MapWidth(n int) int {
 	return max(mapMinWidth, 20+n*(MapNodeW+MapNodeGap))
+}
+
+// MapDisplayWidth is the width, in CSS pixels, the map is drawn at for n
+// nodes: its width at mapMinScale. The page's CSS widens it to its panel,
+// so a map of a few nodes fills the panel; a map of many scrolls sideways
+// at a readable size instead of shrinking to a strip (a hundred nodes at
+// the panel's width would be a strip 20 px high, and every change of a pod
+// dot would repaint and raster all of it).
+func MapDisplayWidth(n int) int {
+	return MapWidth(n) * mapMinScale / 100
 }
 
 // MapNodeX is the left edge of node slot i.

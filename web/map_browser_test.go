@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,53 @@ func TestBrowserMapEndpointsChain(t *testing.T) {
 		}
 		webtest.Eval[bool](t, ctx, `(document.querySelector('[data-testid="lang-en"]').click(), true)`)
 	})
+}
+
+// TestBrowserMapManyNodesScrolls checks that a map of many nodes keeps a
+// readable size and scrolls sideways in its panel, for the nodes the page
+// was rendered with and for those that register while it is open, and
+// that a map of a few nodes still fills its panel.
+func TestBrowserMapManyNodesScrolls(t *testing.T) {
+	e := newEnv(t)
+	ctx := webtest.Browser(t)
+	e.put(t, "/registry/minions/n-01", node("n-01", corev1.ConditionTrue))
+
+	webtest.Navigate(t, ctx, e.srv.URL+"/")
+	webtest.WaitSelector(t, ctx, webtest.TestID("node-n-01"))
+	webtest.WaitLive(t, ctx)
+	type size struct{ Width, Height, Panel, ScrollWidth float64 }
+	measure := func() size {
+		return webtest.Eval[size](t, ctx, `(() => {
+		  const r = document.getElementById("cluster-map").getBoundingClientRect();
+		  const wrap = document.querySelector('[data-testid="cluster-map-wrap"]');
+		  return {Width: r.width, Height: r.height, Panel: wrap.clientWidth, ScrollWidth: wrap.scrollWidth};
+		})()`)
+	}
+	few := measure()
+	if few.ScrollWidth > few.Panel+1 || few.Width < few.Panel-20 {
+		t.Errorf("one node: the map is %.0f px wide (scrolls to %.0f) in a panel of %.0f px; want it to fill the panel", few.Width, few.ScrollWidth, few.Panel)
+	}
+
+	// Nodes that register while the page is open are added by the script.
+	for i := 2; i <= 12; i++ {
+		name := fmt.Sprintf("n-%02d", i)
+		e.put(t, "/registry/minions/"+name, node(name, corev1.ConditionTrue))
+	}
+	webtest.WaitSelector(t, ctx, webtest.TestID("map-node-n-12"))
+	// 12 nodes: a viewBox of 20 + 12 × 244 = 2948 units, drawn at 75%.
+	live := measure()
+	if live.Width < 2200 || live.ScrollWidth <= live.Panel {
+		t.Errorf("12 nodes added live: the map is %.0f px wide, its panel %.0f px scrolling to %.0f; want a map of about 2211 px that scrolls", live.Width, live.Panel, live.ScrollWidth)
+	}
+	if live.Height < 300 {
+		t.Errorf("12 nodes added live: the map is %.0f px high; want it readable (at least 300 px), not shrunk to a strip", live.Height)
+	}
+
+	// The same page rendered by the server with the 12 nodes.
+	webtest.Navigate(t, ctx, e.srv.URL+"/")
+	webtest.WaitSelector(t, ctx, webtest.TestID("map-node-n-12"))
+	rendered := measure()
+	if rendered.Width < 2200 || rendered.Height < 300 || rendered.ScrollWidth <= rendered.Panel {
+		t.Errorf("12 nodes rendered by the server: the map is %.0f × %.0f px in a panel of %.0f px scrolling to %.0f; want about 2211 × 375 px, scrolling", rendered.Width, rendered.Height, rendered.Panel, rendered.ScrollWidth)
+	}
 }

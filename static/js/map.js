@@ -67,6 +67,8 @@ const REACHED_MESSAGE = /^nslookup (\S+) → (\S+); wget (\S+) → answered by (
 
 // Geometry shared with components/format.go.
 const NODE_Y = 272, NODE_W = 220, NODE_H = 212, NODE_GAP = 24, MIN_WIDTH = 1000, HEIGHT = 500, PODS_PER_ROW = 10;
+// The map is drawn at MIN_SCALE percent or wider (components.MapDisplayWidth).
+const MIN_SCALE = 75;
 const nodeX = (i) => 20 + i * (NODE_W + NODE_GAP);
 
 function svgEl(tag, attrs = {}, text) {
@@ -237,7 +239,9 @@ class ClusterMap {
       edges.append(line);
       this.edges.set(`${line.dataset.from}|${line.dataset.to}`, line);
     }
-    this.svg.setAttribute("viewBox", `0 0 ${Math.max(MIN_WIDTH, 20 + (slot + 1) * (NODE_W + NODE_GAP))} ${HEIGHT}`);
+    const width = Math.max(MIN_WIDTH, 20 + (slot + 1) * (NODE_W + NODE_GAP));
+    this.svg.setAttribute("viewBox", `0 0 ${width} ${HEIGHT}`);
+    this.svg.setAttribute("width", String(Math.floor((width * MIN_SCALE) / 100)));
     this.layoutEdges(lines);
     return g;
   }
