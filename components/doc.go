@@ -1,6 +1,7 @@
 // Package components holds the dashboard's templ components: the page layout,
 // the cluster map (an SVG of the architecture with nodes and pods, a
-// StatefulSet's in ordinal order, each naming the claims it mounts), the
+// StatefulSet's in ordinal order, each naming the claims it mounts; drawn
+// at 75% or wider, so a map of many nodes scrolls sideways), the
 // narration panel, the classroom tempo panel (realtime, slow, step with a
 // Next button and the waiting actions), the apply form (dry-run diff of what
 // the API server adds, field errors with their lines, server-side apply's
