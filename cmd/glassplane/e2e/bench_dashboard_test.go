@@ -39,7 +39,7 @@ import (
 // bench pod, when its etcd write began (its create's audit message: the
 // request's arrival plus the etcd stage's start, which the API server
 // records), the hub's timestamp on its watch message (when the dashboard's
-// hub made the message from the storage event) and when the page received
+// hub made the message from the API watch event) and when the page received
 // that message, so each sample splits into etcd write → hub, hub → page and
 // page → rendered. It reads the raw frames (no second JSON.parse) and
 // counts the messages.
@@ -111,7 +111,7 @@ const renderSamples = `(() => {
 // creates, half deletes, so the pod count stays), for a duration (default
 // 20s). It reports the in-page p50/p99 of etcd write → rendered chip (from
 // when the create's etcd write began, as its audit event records it) and
-// of its three parts (write-hub: the etcd write and the storage watch up
+// of its three parts (write-hub: the etcd write and the API watch up
 // to the dashboard's hub; hub-page: the hub's queue, the websocket and the
 // page's task queue; page-render: handling and drawing); the same from
 // before the create request (request-render: it adds the API's time to
