@@ -12,7 +12,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -220,17 +219,19 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 	}); err != nil {
 		return fmt.Errorf("failed to watch CustomResourceDefinitions: %w", err)
 	}
-	lister := informer.Lister()
+	// A new dashboard does not inherit a stopped one's table (tests run
+	// several in one process); until the first refresh the built-ins are
+	// known.
+	kinds.set(kindSnapshot{})
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	factory.WaitForCacheSync(ctx.Done())
-	// refresh reads the CRDs and discovery into kinds; on failure it asks
-	// again a little later.
+	// refresh reads discovery, then the CRDs, into kinds; on failure it
+	// asks again a little later. The CRDs are listed from the API after
+	// discovery answered, not from the informer's cache, whose watch can
+	// lag: a resource discovery serves always finds its CRD in the list,
+	// so it is never taken for a built-in.
 	refresh := func() {
-		crds, err := lister.List(labels.Everything())
-		if err != nil {
-			log.Debug("dashboard could not list CRDs", "err", err)
-		}
 		// A group that fails discovery (an aggregated API that is down)
 		// leaves out only its own resources.
 		lists, err := dc.ServerPreferredResources()
@@ -238,6 +239,16 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 			log.Debug("dashboard discovery failed; retrying", "err", err)
 			time.AfterFunc(kindsRetry, func() { poke(nil) })
 			return
+		}
+		list, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			log.Debug("dashboard could not list CRDs; retrying", "err", err)
+			time.AfterFunc(kindsRetry, func() { poke(nil) })
+			return
+		}
+		crds := make([]*apiextensionsv1.CustomResourceDefinition, len(list.Items))
+		for i := range list.Items {
+			crds[i] = &list.Items[i]
 		}
 		if ctx.Err() == nil {
 			kinds.set(buildKinds(lists, crds))
