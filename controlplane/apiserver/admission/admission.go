@@ -113,7 +113,6 @@ type ValidationInterface interface {
 	Validate(ctx context.Context, a *Attributes) error
 }
 
-// Step records what one plugin did, for the audit annotations and the dashboard.
 // Handler is implemented by plugins that act only on some requests, as
 // kube-apiserver's admission.Interface.Handles tells: the chain skips them,
 // and the work of recording their patch, for the others.
@@ -121,6 +120,7 @@ type Handler interface {
 	Handles(a *Attributes) bool
 }
 
+// Step records what one plugin did, for the audit annotations and the dashboard.
 type Step struct {
 	Plugin string `json:"plugin"`
 	Phase  string `json:"phase"`

@@ -24,5 +24,7 @@
 // restart never lets writes past the webhooks and policies; the server's
 // own bootstrap (Bootstrapping) and writes of webhook configurations and
 // admission policies do not wait. Disable lets every write through until
-// Start, for servers that may never start them (tests).
+// Start, for servers that may never start them (tests). After Start, a
+// step with nothing of its kind configured (no webhook configurations, no
+// policy bindings) is skipped, so the chain spends nothing on it.
 package dynamic

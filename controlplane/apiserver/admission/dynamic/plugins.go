@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -107,6 +108,20 @@ var ReadyWait = 10 * time.Second
 func (p *Plugins) Disable() { p.disabled.Store(true) }
 
 type bootstrapKey struct{}
+
+// idle reports that a step has nothing to run: the plugins started and
+// count, the configurations that could make it act (webhook
+// configurations, policy bindings), says there are none. The chain then
+// skips the step, and the work of recording its patch; kube-apiserver's
+// plugins do nothing in that case either. Before the start a step is not
+// idle, so that its gate holds requests until the configurations are known.
+func (p *Plugins) idle(count func() (int, error)) bool {
+	if !p.started.Load() {
+		return false
+	}
+	n, err := count()
+	return err == nil && n == 0
+}
 
 // Bootstrapping marks ctx as the API server's own bootstrap, whose writes
 // (the built-in namespaces, roles, the kubernetes Service) come before the
@@ -272,7 +287,8 @@ func (mutatingPolicyStep) Name() string { return MutatingPolicyName }
 
 // Handles implements admission.Handler.
 func (m mutatingPolicyStep) Handles(a *admission.Attributes) bool {
-	return !m.p.disabled.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation))
+	return !m.p.disabled.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation)) &&
+		!m.p.idle(func() (int, error) { l, err := m.p.bindings.mBindings.List(labels.Everything()); return len(l), err })
 }
 
 // Admit runs the mutating policies; their patched object replaces
@@ -317,7 +333,8 @@ func (mutatingStep) Name() string { return MutatingWebhookName }
 
 // Handles implements admission.Handler.
 func (m mutatingStep) Handles(a *admission.Attributes) bool {
-	return !m.p.disabled.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation))
+	return !m.p.disabled.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation)) &&
+		!m.p.idle(func() (int, error) { l, err := m.p.services.mutating.List(labels.Everything()); return len(l), err })
 }
 
 // Admit runs the mutating webhooks; a patched object replaces a.Object's
@@ -370,9 +387,21 @@ type validatingStep struct {
 
 func (v validatingStep) Name() string { return v.name }
 
+// configured counts what could make the step act: the
+// ValidatingAdmissionPolicy bindings, or the
+// ValidatingWebhookConfigurations.
+func (v validatingStep) configured() (int, error) {
+	if v.name == ValidatingPolicyName {
+		l, err := v.p.bindings.vBindings.List(labels.Everything())
+		return len(l), err
+	}
+	l, err := v.p.services.validating.List(labels.Everything())
+	return len(l), err
+}
+
 // Validate runs the policies or the validating webhooks.
 func (v validatingStep) Validate(ctx context.Context, a *admission.Attributes) error {
-	if v.p.disabled.Load() || !v.plugin.Handles(k8sadmission.Operation(a.Operation)) {
+	if v.p.disabled.Load() || !v.plugin.Handles(k8sadmission.Operation(a.Operation)) || v.p.idle(v.configured) {
 		return nil
 	}
 	if run, err := v.p.gate(ctx, a); !run {

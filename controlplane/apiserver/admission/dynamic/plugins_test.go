@@ -309,3 +309,71 @@ func TestWebhookReinvocation(t *testing.T) {
 		t.Errorf("steps %+v, want the webhooks' pass and a reinvoked one that patched", steps)
 	}
 }
+
+// TestStepsWithNothingConfiguredAreSkipped: once started, a step with no
+// configuration of its kind (no webhook configurations, no policy
+// bindings) does not handle requests, so the chain does not look for its
+// patch; a configuration created later makes it act again.
+func TestStepsWithNothingConfiguredAreSkipped(t *testing.T) {
+	srv, ca := webhook(t)
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RegisterKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "", corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	attrs := &admission.Attributes{
+		Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
+		Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: "default", Name: "c",
+		Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}, UserName: "alice",
+	}
+	steps := map[string]admission.Handler{"webhook": p.Mutating().(admission.Handler), "policy": p.MutatingPolicy().(admission.Handler)}
+	for name, h := range steps {
+		if !h.Handles(attrs) {
+			t.Errorf("before Start the mutating %s step does not handle a create: its gate would not hold it", name)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := p.Start(ctx, Deps{
+		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range steps {
+		if h.Handles(attrs) {
+			t.Errorf("with nothing configured the mutating %s step handles a create", name)
+		}
+	}
+	none, fail := admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.Fail
+	u := srv.URL + "/mutate"
+	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "m"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "mutate.test", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: ca},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+			}},
+			SideEffects: &none, FailurePolicy: &fail, AdmissionReviewVersions: []string{"v1"},
+			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !steps["webhook"].Handles(attrs) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mutating webhook step does not handle a create after a configuration was made")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, err := admission.NewChain(p.MutatingPolicy(), p.Mutating()).Run(ctx, attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Patch != "" || !strings.Contains(got[1].Patch, "mutated") || attrs.Object.(*corev1.ConfigMap).Labels["mutated"] != "yes" {
+		t.Errorf("steps %+v, labels %v: want the idle policy step unchanged and the webhook's patch", got, attrs.Object.(*corev1.ConfigMap).Labels)
+	}
+}
