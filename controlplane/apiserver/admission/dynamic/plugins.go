@@ -14,8 +14,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -288,7 +288,13 @@ func (mutatingPolicyStep) Name() string { return MutatingPolicyName }
 // Handles implements admission.Handler.
 func (m mutatingPolicyStep) Handles(a *admission.Attributes) bool {
 	return !m.p.disabled.Load() && m.p.mutatingPolicy.Handles(k8sadmission.Operation(a.Operation)) &&
-		!m.p.idle(func() (int, error) { l, err := m.p.bindings.mBindings.List(labels.Everything()); return len(l), err })
+		!m.p.idle(m.configured)
+}
+
+// configured counts the MutatingAdmissionPolicy bindings.
+func (m mutatingPolicyStep) configured() (int, error) {
+	l, err := m.p.bindings.mBindings.List(labels.Everything())
+	return len(l), err
 }
 
 // Admit runs the mutating policies; their patched object replaces
@@ -334,7 +340,13 @@ func (mutatingStep) Name() string { return MutatingWebhookName }
 // Handles implements admission.Handler.
 func (m mutatingStep) Handles(a *admission.Attributes) bool {
 	return !m.p.disabled.Load() && m.p.mutatingWebhook.Handles(k8sadmission.Operation(a.Operation)) &&
-		!m.p.idle(func() (int, error) { l, err := m.p.services.mutating.List(labels.Everything()); return len(l), err })
+		!m.p.idle(m.configured)
+}
+
+// configured counts the MutatingWebhookConfigurations.
+func (m mutatingStep) configured() (int, error) {
+	l, err := m.p.services.mutating.List(labels.Everything())
+	return len(l), err
 }
 
 // Admit runs the mutating webhooks; a patched object replaces a.Object's
