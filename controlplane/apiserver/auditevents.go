@@ -82,8 +82,12 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 	if last := q.s.audit.Last(); from > last {
 		return tooLargeResourceVersion(from, last)
 	}
-	ws := &watchStream{q: q}
-	q.w.Header().Set("Content-Type", "application/json")
+	ws := &watchStream{q: q, proto: wantsProtobuf(q.r.Header.Get("Accept"))}
+	if ws.proto {
+		q.w.Header().Set("Content-Type", mediaProtobuf+";stream=watch")
+	} else {
+		q.w.Header().Set("Content-Type", "application/json")
+	}
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
 	q.ev.ResponseStatus = successStatus(http.StatusOK)
@@ -125,10 +129,11 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 }
 
 // auditEventOf wraps a recorded event (upstream's audit.k8s.io/v1 type) as
-// an AuditEvent, a copy the caller may keep.
+// an AuditEvent to encode. It shares the ring's event's maps and objects,
+// which nobody changes once recorded: the caller only reads it.
 func auditEventOf(rec audit.Record) (*v1alpha1.AuditEvent, error) {
 	out := &v1alpha1.AuditEvent{TypeMeta: metav1.TypeMeta{Kind: "AuditEvent", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
-	rec.Event.DeepCopyInto(&out.Event)
+	out.Event = *rec.Event
 	out.Event.TypeMeta = metav1.TypeMeta{Kind: "Event", APIVersion: auditv1.SchemeGroupVersion.String()}
 	out.Name = fmt.Sprintf("%s.%s", rec.Event.AuditID, rec.Event.Stage)
 	out.ResourceVersion = fmt.Sprint(rec.Seq)

@@ -1,13 +1,17 @@
 package apiserver_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/glassplane/glassplane/api/v1alpha1"
 )
@@ -77,6 +81,54 @@ func TestAuditEvents(t *testing.T) {
 		}
 		if r := ev.Object.Event.ObjectRef; ev.Object.Event.Verb == "get" && r != nil && r.Name == "audited" && r.Namespace == ns {
 			break
+		}
+	}
+
+	// The same watch in Kubernetes' protobuf, as the dashboard asks for it:
+	// length-prefixed WatchEvent frames whose objects decode as AuditEvents.
+	req, err = http.NewRequestWithContext(ctx, http.MethodGet, env.url+base+"?watch=1&resourceVersion="+list.ResourceVersion, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+	presp, err := env.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer presp.Body.Close()
+	if ct := presp.Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf;stream=watch" {
+		t.Fatalf("the protobuf watch answered %q", ct)
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	pb := protobuf.NewSerializer(scheme, scheme)
+	for seen := false; !seen; {
+		var size [4]byte
+		if _, err := io.ReadFull(presp.Body, size[:]); err != nil {
+			t.Fatalf("protobuf watch: %v", err)
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(presp.Body, frame); err != nil {
+			t.Fatalf("protobuf watch: %v", err)
+		}
+		var we metav1.WatchEvent
+		if err := we.Unmarshal(frame); err != nil {
+			t.Fatalf("a watch frame: %v", err)
+		}
+		obj, _, err := pb.Decode(we.Object.Raw, nil, &v1alpha1.AuditEvent{})
+		if err != nil {
+			t.Fatalf("a %s event's object: %v", we.Type, err)
+		}
+		ae := obj.(*v1alpha1.AuditEvent)
+		if seq, _ := strconv.ParseInt(ae.ResourceVersion, 10, 64); we.Type != "ADDED" || seq <= listSeq {
+			t.Fatalf("the protobuf watch from %s sent %s %s", list.ResourceVersion, we.Type, ae.ResourceVersion)
+		}
+		r := ae.Event.ObjectRef
+		seen = ae.Event.Verb == "get" && r != nil && r.Name == "audited" && r.Namespace == ns
+		if seen && (ae.Event.APIVersion != "audit.k8s.io/v1" || ae.Name != string(ae.Event.AuditID)+"."+string(ae.Event.Stage) || ae.Event.User.Username == "") {
+			t.Errorf("the get's event from the protobuf watch = %+v", ae)
 		}
 	}
 

@@ -28,11 +28,17 @@ var glassplaneScheme = func() *runtime.Scheme {
 // glassplaneClient is a REST client for glassplane.io/v1alpha1 as cfg's
 // identity.
 func glassplaneClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	return glassplaneClientFor(cfg, runtime.ContentTypeJSON)
+}
+
+// glassplaneClientFor is glassplaneClient asking for answers in accept
+// (JSON when the server has no other form of an object).
+func glassplaneClientFor(cfg *rest.Config, accept string) (*rest.RESTClient, error) {
 	c := restConfig(cfg)
 	c.GroupVersion = &v1alpha1.SchemeGroupVersion
 	c.APIPath = "/apis"
 	c.ContentType = runtime.ContentTypeJSON
-	c.AcceptContentTypes = runtime.ContentTypeJSON
+	c.AcceptContentTypes = accept
 	c.NegotiatedSerializer = serializer.NewCodecFactory(glassplaneScheme).WithoutConversion()
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
