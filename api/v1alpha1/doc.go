@@ -16,7 +16,9 @@
 //
 // AuditEvent is one audit.k8s.io/v1 Event the API server recorded, listed
 // and watched from its ring of recent events (resourceVersion is the
-// event's sequence number there), for the same users.
+// event's sequence number there), for the same users. AuditEvent and its
+// list also have Kubernetes' protobuf form (audit_protobuf.go), which the
+// dashboard's audit watch asks for.
 //
 // SchedulingDecision is the scheduler's explanation of one pod: its
 // scheduling attempts, each node's filter result and each plugin's score.
