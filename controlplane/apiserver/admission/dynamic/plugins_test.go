@@ -135,12 +135,7 @@ func TestPluginsCallWebhooks(t *testing.T) {
 	if _, err := chain.Run(ctx, attrs("denied-early")); err != nil {
 		t.Fatalf("disabled, before Start: %v", err)
 	}
-	if err := p.Start(ctx, Deps{
-		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
-		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	start(ctx, t, p, client)
 
 	a := attrs("fine")
 	steps, err := chain.Run(ctx, a)
@@ -181,6 +176,18 @@ func TestPluginsCallWebhooks(t *testing.T) {
 	want := `admission webhook "deny.test" denied the request: no denied-* here`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("denied object: %v, want 403 %q", err, want)
+	}
+}
+
+// start starts p over the fake clientset, with no OpenAPI and an
+// authorizer that allows everything.
+func start(ctx context.Context, t *testing.T, p *Plugins, client *fake.Clientset) {
+	t.Helper()
+	if err := p.Start(ctx, Deps{
+		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
+		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -280,12 +287,7 @@ func TestWebhookReinvocation(t *testing.T) {
 	p.RegisterKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "", corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := p.Start(ctx, Deps{
-		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
-		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	start(ctx, t, p, client)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}
 	a := &admission.Attributes{
 		Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
@@ -335,12 +337,7 @@ func TestStepsWithNothingConfiguredAreSkipped(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := p.Start(ctx, Deps{
-		Client: noOpenAPI{client}, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()),
-		RESTMapper: meta.NewDefaultRESTMapper(nil), Authorizer: allowAll{},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	start(ctx, t, p, client)
 	for name, h := range steps {
 		if h.Handles(attrs) {
 			t.Errorf("with nothing configured the mutating %s step handles a create", name)
