@@ -123,6 +123,13 @@ func newAPIEnv(t *testing.T) *apiEnv {
 	case <-time.After(deadline):
 		t.Fatal("the dashboard hub did not start")
 	}
+	// The kind table is the process's: until this dashboard has read
+	// its API's resources, pages do not know them.
+	select {
+	case <-dash.kindsKnown:
+	case <-time.After(deadline):
+		t.Fatal("the dashboard did not read the API's resources")
+	}
 	e := &apiEnv{
 		env: &env{ctx: ctx, store: store, ring: dashAudit, dash: dash, srv: web}, cfg: cfg, linkFile: linkFile,
 		client: kubernetes.NewForConfigOrDie(cfg), ext: apiextensionsclient.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg),

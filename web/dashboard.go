@@ -83,6 +83,9 @@ type Dashboard struct {
 	// api is the typed client a page reads the API with as its user
 	// (clientFor).
 	api apiClient
+	// kindsKnown is closed once Run has read the API's resources into
+	// the kind table the first time (never without Config.RESTConfig).
+	kindsKnown chan struct{}
 }
 
 // New returns a dashboard over cfg. Run must be running for the websocket to
@@ -103,7 +106,7 @@ func New(cfg Config) (*Dashboard, error) {
 			cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = applyQPS, 2*applyQPS
 		}
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions(), hosts: newHostPolicy(cfg.Listen, cfg.AcceptHosts)}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, sessions: newSessions(), hosts: newHostPolicy(cfg.Listen, cfg.AcceptHosts), kindsKnown: make(chan struct{})}
 	d.api = d.clientFor
 	if cfg.LinkUser != "" {
 		l, err := newAdminLink(cfg.URL, cfg.LinkFile)
@@ -193,7 +196,7 @@ func (d *Dashboard) Run(ctx context.Context) error {
 		defer func() { <-done }()
 		go func() {
 			defer close(done)
-			if err := runKinds(ctx, d.restConfigFor(nil), d.log); err != nil {
+			if err := runKinds(ctx, d.restConfigFor(nil), d.log, d.kindsKnown); err != nil {
 				d.log.Error("dashboard stopped following discovery", "err", err)
 			}
 		}()

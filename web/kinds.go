@@ -193,8 +193,9 @@ const kindsResync = 5 * time.Minute
 
 // runKinds keeps kinds current through the API, as the dashboard itself:
 // it watches CustomResourceDefinitions and, after each change (and every
-// kindsResync), asks discovery again. It blocks until ctx ends.
-func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
+// kindsResync), asks discovery again. It closes known after the first
+// refresh that set the table, and blocks until ctx ends.
+func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger, known chan<- struct{}) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("failed to create the dashboard's discovery client: %w", err)
@@ -226,6 +227,7 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	factory.WaitForCacheSync(ctx.Done())
+	var setOnce sync.Once
 	// refresh reads discovery, then the CRDs, into kinds; on failure it
 	// asks again a little later. The CRDs are listed from the API after
 	// discovery answered, not from the informer's cache, whose watch can
@@ -252,6 +254,7 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 		}
 		if ctx.Err() == nil {
 			kinds.set(buildKinds(lists, crds))
+			setOnce.Do(func() { close(known) })
 		}
 	}
 	refresh()
