@@ -189,9 +189,10 @@ func (d *Dashboard) Register(e *echo.Echo) {
 func (d *Dashboard) Run(ctx context.Context) error {
 	if d.cfg.RESTConfig != nil {
 		// The kind ↔ resource table follows discovery and the CRDs
-		// (kinds.go); until it first answers, the built-ins are known.
-		// Run returns after it stopped, so that a stopped dashboard no
-		// longer writes the table.
+		// (kinds.go); until it first answers (kindsKnown), etcd keys map
+		// to resources by the built-ins' names only, and a resource's
+		// list page does not know the resource yet. Run returns after it
+		// stopped, so that a stopped dashboard no longer writes the table.
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() {
