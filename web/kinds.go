@@ -221,8 +221,9 @@ func runKinds(ctx context.Context, cfg *rest.Config, log *slog.Logger, known cha
 		return fmt.Errorf("failed to watch CustomResourceDefinitions: %w", err)
 	}
 	// A new dashboard does not inherit a stopped one's table (tests run
-	// several in one process); until the first refresh the built-ins are
-	// known.
+	// several in one process); until the first refresh, keys map by the
+	// built-ins' names only. The informer only says when to refresh: a
+	// refresh lists the CRDs from the API (below).
 	kinds.set(kindSnapshot{})
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
