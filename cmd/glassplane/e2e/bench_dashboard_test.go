@@ -121,7 +121,8 @@ const renderSamples = `(() => {
 // server time, and the CPU and memory of the glassplane process (API
 // server, etcd, controllers and dashboard together: they share one
 // process), with the CPU of the browser and of the benchmark's own
-// client, which share the machine with it. Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
+// client, which share the machine with it (the browser at normal priority,
+// as a person's: see webtest.Browser). Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
 // GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
 // profile (a .cpuprofile chromium's DevTools open) for the measured time;
 // GLASSPLANE_BENCH_DASH_GOPROFILE=file writes the cluster process's Go CPU
