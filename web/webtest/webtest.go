@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func Browser(t testing.TB) context.Context {
 		opts = append(opts, chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			cmd.Args = append([]string{setpriv, "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice", cmd.Path}, cmd.Args[1:]...)
 			cmd.Path = setpriv
+			// This func replaces chromedp's own, which kills the browser
+			// when the test process dies; so does this one.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		}))
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
