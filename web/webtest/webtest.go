@@ -127,13 +127,38 @@ func WaitSelector(t testing.TB, ctx context.Context, selector string) {
 // WaitFor waits until the JavaScript expression is truthy in the page.
 func WaitFor(t testing.TB, ctx context.Context, expression string) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, Timeout+5*time.Second)
-	defer cancel()
-	err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](expression,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(Timeout)))
-	if err != nil {
+	if err := poll(ctx, expression); err != nil {
 		t.Fatalf("condition %s did not hold: %v", expression, err)
 	}
+}
+
+// poll waits until expression is truthy in the page, for up to Timeout. A
+// poll whose page replaced its JavaScript context meanwhile (a navigation
+// that had just begun: chromedp then reports the old context's id as not
+// found) starts again in the new one.
+func poll(ctx context.Context, expression string) error {
+	wctx, cancel := context.WithTimeout(ctx, Timeout+5*time.Second)
+	defer cancel()
+	deadline := time.Now().Add(Timeout)
+	for {
+		err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](expression,
+			chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil || !contextReplaced(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-wctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// contextReplaced reports whether err is the DevTools protocol's answer for
+// a JavaScript context that no longer exists.
+func contextReplaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
 
 // WaitLive waits until the page's websocket is open (its connection
@@ -142,10 +167,7 @@ func WaitFor(t testing.TB, ctx context.Context, expression string) {
 func WaitLive(t testing.TB, ctx context.Context) {
 	t.Helper()
 	const live = `document.querySelector('[data-testid="connection"]').dataset.state === "live"`
-	wctx, cancel := context.WithTimeout(ctx, Timeout+5*time.Second)
-	defer cancel()
-	err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](live,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(Timeout)))
+	err := poll(ctx, live)
 	if err == nil {
 		return
 	}
