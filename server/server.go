@@ -39,11 +39,11 @@ type Config struct {
 type Server struct {
 	api, web     *echo.Echo
 	apiLn, webLn net.Listener
-	// apiPipe is the API's in-process listener (see DialAPI); apiPipeTLS
-	// is it behind the API's TLS.
-	apiPipe    *pipeListener
-	apiPipeTLS net.Listener
-	log        *slog.Logger
+	// inProcess serves the API's handler to clients in this process
+	// (InProcessTransport), whose certificates clientCAs verifies.
+	inProcess *inProcess
+	clientCAs *x509.CertPool
+	log       *slog.Logger
 }
 
 // New binds both listeners (so a busy port fails here, and port 0 gets a
@@ -60,15 +60,15 @@ func New(cfg Config) (*Server, error) {
 		ClientAuth:   tls.VerifyClientCertIfGiven,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
-	s := &Server{log: log}
+	s := &Server{log: log, clientCAs: cfg.ClientCAs}
 	var apiLn net.Listener
 	if cfg.APIListen != "" {
 		var err error
 		if apiLn, err = net.Listen("tcp", cfg.APIListen); err != nil {
 			return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
 		}
-		pipe := newPipeListener(apiLn.Addr())
-		s.api, s.apiLn, s.apiPipe, s.apiPipeTLS = newEcho(log), tls.NewListener(apiLn, tlsCfg), pipe, tls.NewListener(pipe, tlsCfg)
+		s.api, s.apiLn = newEcho(log), tls.NewListener(apiLn, tlsCfg)
+		s.inProcess = newInProcess(s.api)
 	}
 	if cfg.WebListen != "" {
 		webLn, err := net.Listen("tcp", cfg.WebListen)
@@ -122,20 +122,15 @@ func (s *Server) WebURL() string {
 	return "http://" + s.webLn.Addr().String()
 }
 
-// DialAPI connects to the API in process, through a socket pair: use it as the
-// dialer of clients in the same process (rest.Config.Dial), which keep the
-// API's URL, so TLS verifies the serving certificate as for any client and
-// the client certificate authenticates the caller. It blocks until Run
-// serves, or ctx ends.
-func (s *Server) DialAPI(ctx context.Context, network, addr string) (net.Conn, error) {
-	return s.apiPipe.DialContext(ctx, network, addr)
-}
-
 // Run serves both applications until ctx ends, then shuts them down.
 func (s *Server) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if s.api != nil {
-		g.Go(func() error { return serve(ctx, s.api, s.log, s.apiLn, s.apiPipeTLS) })
+		s.inProcess.start(ctx)
+		g.Go(func() error {
+			defer s.inProcess.stop(DefaultShutdownTimeout)
+			return serve(ctx, s.api, s.log, s.apiLn)
+		})
 	}
 	if s.web != nil {
 		g.Go(func() error { return serve(ctx, s.web, s.log, s.webLn) })

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,9 +255,9 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 	api.Register(srv.API())
 	apiURL := clientURL(srv.APIURL())
-	// The components in this process reach the API in process (see
-	// server.DialAPI), with the same URL, TLS and client certificates.
-	local := apiEndpoint{ca: ca, url: apiURL, dial: srv.DialAPI}
+	// The components in this process call the API's handler in process
+	// (see server.InProcessTransport), each with its client certificate.
+	local := apiEndpoint{ca: ca, url: apiURL, transport: srv.InProcessTransport}
 
 	g, ctx := errgroup.WithContext(ctx)
 	stopStore := runPart(ctx, g, "storage", store.Run)
@@ -498,20 +500,30 @@ func clientURL(listenURL string) string {
 
 // apiEndpoint is how the components of `glassplane up` reach its API: its
 // URL, the CA that issues their client certificates, and the in-process
-// dialer.
+// transport that calls the API's handler as a certificate's holder.
 type apiEndpoint struct {
-	ca   *pki.CA
-	url  string
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	ca        *pki.CA
+	url       string
+	transport func(tls.Certificate) (http.RoundTripper, error)
 }
 
-// restConfig is the client configuration of user (in groups).
+// restConfig is the client configuration of user (in groups): the
+// in-process transport, carrying the client certificate the CA issued the
+// user (client-go refuses a custom transport beside TLS settings, which the
+// transport stands in for).
 func (e apiEndpoint) restConfig(user string, groups ...string) (*rest.Config, error) {
 	cfg, err := e.ca.RESTConfig(e.url, user, groups...)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Dial = e.dial
+	cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Transport, err = e.transport(cert); err != nil {
+		return nil, err
+	}
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
 	return cfg, nil
 }
 
