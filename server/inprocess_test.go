@@ -90,6 +90,37 @@ func TestInProcessTransportCarriesTheVerifiedCertificate(t *testing.T) {
 	}
 }
 
+// The anonymous transport presents no certificate: the request carries
+// only what its client sets, such as a bearer token.
+func TestAnonymousInProcessTransportHasNoCertificate(t *testing.T) {
+	s, _ := inProcessServer(t, func(e *echo.Echo) {
+		e.GET("/whoami", func(c *echo.Context) error {
+			r := c.Request()
+			if r.TLS == nil || len(r.TLS.PeerCertificates) != 0 || len(r.TLS.VerifiedChains) != 0 {
+				return c.String(http.StatusInternalServerError, fmt.Sprintf("TLS state %+v", r.TLS))
+			}
+			return c.String(http.StatusOK, r.Header.Get("Authorization"))
+		})
+	})
+	stop := run(t, s)
+	defer stop()
+	rt, err := s.AnonymousInProcessTransport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.APIURL()+"/whoami", nil)
+	req.Header.Set("Authorization", "Bearer abc")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != "Bearer abc" {
+		t.Errorf("status %d, body %q; want 200 and the bearer token alone", resp.StatusCode, body)
+	}
+}
+
 func TestInProcessTransportRefusesForeignCertificates(t *testing.T) {
 	s, _ := inProcessServer(t, func(*echo.Echo) {})
 	other, err := pki.LoadOrCreateCA(t.TempDir())

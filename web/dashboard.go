@@ -40,7 +40,12 @@ type Config struct {
 	// RESTConfig is the dashboard's identity at the API server, used by the
 	// apply form; nil disables applying.
 	RESTConfig *rest.Config
-	Logger     *slog.Logger
+	// AnonymousRESTConfig reaches the same API server with no identity of
+	// its own: login tokens are reviewed through it, sent alone. Nil:
+	// rest.AnonymousClientConfig of RESTConfig (which keeps its server,
+	// CA and dialer); `glassplane up` gives its in-process transport.
+	AnonymousRESTConfig *rest.Config
+	Logger              *slog.Logger
 	// Mode is the node runtime shown in the header: "containerd" or "simulated".
 	Mode string
 	// LoginToken, when set, is asked for at /login before any page, the

@@ -181,7 +181,13 @@ func (d *Dashboard) reviewToken(ctx context.Context, token string) (identity, er
 	if d.cfg.RESTConfig == nil {
 		return identity{}, errNoAPI
 	}
-	cfg := rest.AnonymousClientConfig(d.cfg.RESTConfig)
+	var cfg *rest.Config
+	if d.cfg.AnonymousRESTConfig != nil {
+		cfg = rest.CopyConfig(d.cfg.AnonymousRESTConfig)
+	} else {
+		cfg = rest.AnonymousClientConfig(d.cfg.RESTConfig)
+	}
+	cfg.UserAgent = d.cfg.RESTConfig.UserAgent
 	cfg.BearerToken = token
 	cfg.Timeout = 10 * time.Second
 	client, err := kubernetes.NewForConfig(cfg)

@@ -257,7 +257,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	apiURL := clientURL(srv.APIURL())
 	// The components in this process call the API's handler in process
 	// (see server.InProcessTransport), each with its client certificate.
-	local := apiEndpoint{ca: ca, url: apiURL, transport: srv.InProcessTransport}
+	local := apiEndpoint{ca: ca, url: apiURL, transport: srv.InProcessTransport, anonymous: srv.AnonymousInProcessTransport}
 
 	g, ctx := errgroup.WithContext(ctx)
 	stopStore := runPart(ctx, g, "storage", store.Run)
@@ -295,6 +295,9 @@ func runUp(ctx context.Context, o upOptions) error {
 		}
 		dc := sources.config
 		dc.RESTConfig, dc.Logger, dc.Mode, dc.LoginToken = dashCfg, log, mode, token
+		if dc.AnonymousRESTConfig, err = local.anonymousConfig(); err != nil {
+			return err
+		}
 		dc.Listen, dc.AcceptHosts, dc.URL = o.webListen, o.webAcceptHosts, srv.WebURL()
 		dc.LinkUser, dc.LinkGroups = pki.AdminUser, []string{pki.AdminGroup, auth.GroupAuthenticated}
 		dc.LinkFile = filepath.Join(dataDir, "dashboard-login")
@@ -505,6 +508,18 @@ type apiEndpoint struct {
 	ca        *pki.CA
 	url       string
 	transport func(tls.Certificate) (http.RoundTripper, error)
+	anonymous func() (http.RoundTripper, error)
+}
+
+// anonymousConfig is the in-process client configuration with no identity
+// of its own (rest.AnonymousClientConfig cannot derive it: it drops a
+// custom transport).
+func (e apiEndpoint) anonymousConfig() (*rest.Config, error) {
+	rt, err := e.anonymous()
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{Host: e.url, Transport: rt}, nil
 }
 
 // restConfig is the client configuration of user (in groups): the
