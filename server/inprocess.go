@@ -74,7 +74,8 @@ func (p *inProcess) enter() bool {
 }
 
 // InProcessTransport returns the round tripper through which a client in
-// this process calls the API as the holder of cert: it runs the API's
+// this process (`glassplane up` gives it to its dashboard; the components
+// dial DialAPI) calls the API as the holder of cert: it runs the API's
 // handler chain (authentication, authorization, admission, storage) on the
 // request directly, which sees cert as its TLS client certificate, verified
 // here against the client CAs as the TLS handshake verifies it. Requests

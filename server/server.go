@@ -39,8 +39,12 @@ type Config struct {
 type Server struct {
 	api, web     *echo.Echo
 	apiLn, webLn net.Listener
-	// inProcess serves the API's handler to clients in this process
-	// (InProcessTransport), whose certificates clientCAs verifies.
+	// apiPipe is the API's in-process listener (see DialAPI); apiPipeTLS
+	// is it behind the API's TLS.
+	apiPipe    *pipeListener
+	apiPipeTLS net.Listener
+	// inProcess runs the API's handler for the dashboard in this process
+	// (InProcessTransport), whose certificate clientCAs verifies.
 	inProcess *inProcess
 	clientCAs *x509.CertPool
 	log       *slog.Logger
@@ -67,7 +71,8 @@ func New(cfg Config) (*Server, error) {
 		if apiLn, err = net.Listen("tcp", cfg.APIListen); err != nil {
 			return nil, fmt.Errorf("failed to listen on %q for the API: %w", cfg.APIListen, err)
 		}
-		s.api, s.apiLn = newEcho(log), tls.NewListener(apiLn, tlsCfg)
+		pipe := newPipeListener(apiLn.Addr())
+		s.api, s.apiLn, s.apiPipe, s.apiPipeTLS = newEcho(log), tls.NewListener(apiLn, tlsCfg), pipe, tls.NewListener(pipe, tlsCfg)
 		s.inProcess = newInProcess(s.api)
 	}
 	if cfg.WebListen != "" {
@@ -122,6 +127,15 @@ func (s *Server) WebURL() string {
 	return "http://" + s.webLn.Addr().String()
 }
 
+// DialAPI connects to the API in process, through a socket pair: use it as the
+// dialer of clients in the same process (rest.Config.Dial), which keep the
+// API's URL, so TLS verifies the serving certificate as for any client and
+// the client certificate authenticates the caller. It blocks until Run
+// serves, or ctx ends.
+func (s *Server) DialAPI(ctx context.Context, network, addr string) (net.Conn, error) {
+	return s.apiPipe.DialContext(ctx, network, addr)
+}
+
 // Run serves both applications until ctx ends, then shuts them down.
 func (s *Server) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
@@ -129,7 +143,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.inProcess.start(ctx)
 		g.Go(func() error {
 			defer s.inProcess.stop(DefaultShutdownTimeout)
-			return serve(ctx, s.api, s.log, s.apiLn)
+			return serve(ctx, s.api, s.log, s.apiLn, s.apiPipeTLS)
 		})
 	}
 	if s.web != nil {

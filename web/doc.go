@@ -64,7 +64,8 @@
 // impersonate, never write. Every change (writers.go) is made as a
 // logged-in user, who logs in with any bearer token the API server accepts
 // (a --token-auth-file token, `kubectl create token`; the dashboard asks
-// the API server whose it is with a SelfSubjectReview, and asks again with
+// the API server whose it is with a SelfSubjectReview sent with the token
+// alone, through Config.AnonymousRESTConfig, and asks again with
 // that token every minute and before each change, ending the session when
 // it is refused) or by the one-time link glassplane up prints, which logs
 // in as the cluster admin once (loginlink.go). The dashboard's login token

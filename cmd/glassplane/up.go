@@ -255,9 +255,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	}
 	api.Register(srv.API())
 	apiURL := clientURL(srv.APIURL())
-	// The components in this process call the API's handler in process
-	// (see server.InProcessTransport), each with its client certificate.
-	local := apiEndpoint{ca: ca, url: apiURL, transport: srv.InProcessTransport, anonymous: srv.AnonymousInProcessTransport}
+	// The components in this process reach the API in process (see
+	// server.DialAPI), with the same URL, TLS and client certificates; the
+	// dashboard calls its handler directly (server.InProcessTransport).
+	local := apiEndpoint{ca: ca, url: apiURL, dial: srv.DialAPI, transport: srv.InProcessTransport, anonymous: srv.AnonymousInProcessTransport}
 
 	g, ctx := errgroup.WithContext(ctx)
 	stopStore := runPart(ctx, g, "storage", store.Run)
@@ -279,7 +280,7 @@ func runUp(ctx context.Context, o upOptions) error {
 	// writing as the users who log in to it.
 	var dash *web.Dashboard
 	if srv.Web() != nil {
-		dashCfg, err := local.restConfig(rbac.UserDashboard)
+		dashCfg, err := local.inProcessConfig(rbac.UserDashboard)
 		if err != nil {
 			return err
 		}
@@ -502,11 +503,23 @@ func clientURL(listenURL string) string {
 }
 
 // apiEndpoint is how the components of `glassplane up` reach its API: its
-// URL, the CA that issues their client certificates, and the in-process
-// transport that calls the API's handler as a certificate's holder.
+// URL, the CA that issues their client certificates, the in-process dialer
+// (socket pairs) and, for the dashboard, the transport that calls the
+// API's handler directly.
+//
+// Only the dashboard, which people watch, calls the handler directly: its
+// watch events then reach it without waiting on the network poller. In the
+// dashboard benchmark (1,000 pods, 100 simulated nodes, 200 changes/s, 2
+// cores) that cut etcd write → render p99 from 335 to 242 ms (mean of 5
+// interleaved pairs, lower in each). With every component on it too, the
+// process used ~6% less CPU but the p99 was no better than with socket
+// pairs: the components' handoffs, each run next on the same thread, went
+// ahead of the goroutines the network poller wakes (the browser's
+// websocket, kubectl's requests).
 type apiEndpoint struct {
 	ca        *pki.CA
 	url       string
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	transport func(tls.Certificate) (http.RoundTripper, error)
 	anonymous func() (http.RoundTripper, error)
 }
@@ -522,11 +535,22 @@ func (e apiEndpoint) anonymousConfig() (*rest.Config, error) {
 	return &rest.Config{Host: e.url, Transport: rt}, nil
 }
 
-// restConfig is the client configuration of user (in groups): the
-// in-process transport, carrying the client certificate the CA issued the
-// user (client-go refuses a custom transport beside TLS settings, which the
-// transport stands in for).
+// restConfig is the client configuration of user (in groups), through a
+// socket pair.
 func (e apiEndpoint) restConfig(user string, groups ...string) (*rest.Config, error) {
+	cfg, err := e.ca.RESTConfig(e.url, user, groups...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dial = e.dial
+	return cfg, nil
+}
+
+// inProcessConfig is the client configuration of user (in groups) through
+// the transport that calls the API's handler directly, carrying the client
+// certificate the CA issued the user (client-go refuses a custom transport
+// beside TLS settings, which the transport stands in for).
+func (e apiEndpoint) inProcessConfig(user string, groups ...string) (*rest.Config, error) {
 	cfg, err := e.ca.RESTConfig(e.url, user, groups...)
 	if err != nil {
 		return nil, err
