@@ -27,16 +27,15 @@ type inProcess struct {
 	// with Run, and the handlers' contexts with it.
 	serving chan struct{}
 	ctx     context.Context
-	// stopped is closed once Run stopped taking requests; active counts
-	// the handlers running.
-	stopped chan struct{}
-	mu      sync.Mutex
-	active  sync.WaitGroup
-	done    bool
+	// done is set once Run stopped taking requests; active counts the
+	// handlers running.
+	mu     sync.Mutex
+	active sync.WaitGroup
+	done   bool
 }
 
 func newInProcess(h http.Handler) *inProcess {
-	return &inProcess{handler: h, serving: make(chan struct{}), stopped: make(chan struct{})}
+	return &inProcess{handler: h, serving: make(chan struct{})}
 }
 
 // start begins serving; ctx ends in-flight requests (watches) when done.
@@ -49,10 +48,7 @@ func (p *inProcess) start(ctx context.Context) {
 // handlers, whose contexts end with the one start was given.
 func (p *inProcess) stop(timeout time.Duration) {
 	p.mu.Lock()
-	if !p.done {
-		p.done = true
-		close(p.stopped)
-	}
+	p.done = true
 	p.mu.Unlock()
 	finished := make(chan struct{})
 	go func() { p.active.Wait(); close(finished) }()
