@@ -171,8 +171,7 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 		r.Body = http.NoBody
 	}
 	pr, pw := io.Pipe()
-	w := &inProcessWriter{header: http.Header{}, req: req, pw: pw, ready: make(chan struct{})}
-	w.buf = bufio.NewWriterSize(pw, 4<<10)
+	w := &inProcessWriter{header: http.Header{}, req: req, buf: bufio.NewWriterSize(pw, 4<<10), ready: make(chan struct{})}
 	handlerDone := make(chan struct{})
 	go func() {
 		defer t.p.active.Done()
@@ -209,7 +208,6 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 type inProcessWriter struct {
 	header http.Header
 	req    *http.Request
-	pw     *io.PipeWriter
 	buf    *bufio.Writer
 	// resp is the response, set and ready closed by the first WriteHeader.
 	resp  *http.Response
