@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"sync"
-
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
 // DefaultSize is how many recent events a Ring keeps.
@@ -17,39 +15,39 @@ const DefaultSize = 4096
 const subscriberBuffer = 256
 
 // Record is an event with its sequence number in the ring.
-type Record struct {
+type Record[E any] struct {
 	// Seq grows by one per event, from 1.
-	Seq   int64          `json:"seq"`
-	Event *auditv1.Event `json:"event"`
+	Seq   int64 `json:"seq"`
+	Event E     `json:"event"`
 }
 
-// Ring keeps the most recent events and hands new ones to subscribers. It
-// is safe for concurrent use.
-type Ring struct {
+// Ring keeps the most recent events, in whatever form E its owner keeps
+// them, and hands new ones to subscribers. It is safe for concurrent use.
+type Ring[E any] struct {
 	mu   sync.Mutex // guards the fields below
 	size int
 	// events is a circular buffer of up to size records; the oldest is at
 	// events[start] once it is full.
-	events []Record
+	events []Record[E]
 	start  int
 	seq    int64
-	subs   map[chan Record]struct{}
+	subs   map[chan Record[E]]struct{}
 }
 
 // New returns a ring of the given size (0: DefaultSize).
-func New(size int) *Ring {
+func New[E any](size int) *Ring[E] {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	return &Ring{size: size, subs: make(map[chan Record]struct{})}
+	return &Ring[E]{size: size, subs: make(map[chan Record[E]]struct{})}
 }
 
 // Add records ev. The ring owns ev afterwards; callers must not change it.
-func (r *Ring) Add(ev *auditv1.Event) {
+func (r *Ring[E]) Add(ev E) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	rec := Record{Seq: r.seq, Event: ev}
+	rec := Record[E]{Seq: r.seq, Event: ev}
 	if len(r.events) < r.size {
 		r.events = append(r.events, rec)
 	} else {
@@ -65,10 +63,10 @@ func (r *Ring) Add(ev *auditv1.Event) {
 }
 
 // Since returns the kept events with Seq greater than seq, oldest first.
-func (r *Ring) Since(seq int64) []Record {
+func (r *Ring[E]) Since(seq int64) []Record[E] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Record
+	var out []Record[E]
 	for rec := range r.inOrder() {
 		if rec.Seq > seq {
 			out = append(out, rec)
@@ -78,8 +76,8 @@ func (r *Ring) Since(seq int64) []Record {
 }
 
 // inOrder yields the kept records oldest first; r.mu must be held.
-func (r *Ring) inOrder() iter.Seq[Record] {
-	return func(yield func(Record) bool) {
+func (r *Ring[E]) inOrder() iter.Seq[Record[E]] {
+	return func(yield func(Record[E]) bool) {
 		for i := range r.events {
 			if !yield(r.events[(r.start+i)%len(r.events)]) {
 				return
@@ -89,10 +87,10 @@ func (r *Ring) inOrder() iter.Seq[Record] {
 }
 
 // Find returns the kept events for which match is true, oldest first.
-func (r *Ring) Find(match func(*auditv1.Event) bool) []Record {
+func (r *Ring[E]) Find(match func(E) bool) []Record[E] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Record
+	var out []Record[E]
 	for rec := range r.inOrder() {
 		if match(rec.Event) {
 			out = append(out, rec)
@@ -102,8 +100,8 @@ func (r *Ring) Find(match func(*auditv1.Event) bool) []Record {
 }
 
 // Subscribe returns a channel of new events until ctx ends.
-func (r *Ring) Subscribe(ctx context.Context) <-chan Record {
-	ch := make(chan Record, subscriberBuffer)
+func (r *Ring[E]) Subscribe(ctx context.Context) <-chan Record[E] {
+	ch := make(chan Record[E], subscriberBuffer)
 	r.mu.Lock()
 	r.subs[ch] = struct{}{}
 	r.mu.Unlock()
@@ -119,7 +117,7 @@ func (r *Ring) Subscribe(ctx context.Context) <-chan Record {
 
 // Last returns the sequence number of the newest event (0 before the
 // first).
-func (r *Ring) Last() int64 {
+func (r *Ring[E]) Last() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.seq

@@ -10,7 +10,7 @@ import (
 
 // The ring keeps the last size events, oldest first, however many came.
 func TestRingKeepsTheNewestInOrder(t *testing.T) {
-	r := New(3)
+	r := New[*auditv1.Event](3)
 	for i := range 7 {
 		r.Add(&auditv1.Event{Verb: string(rune('a' + i))})
 	}
@@ -36,7 +36,7 @@ func TestRingKeepsTheNewestInOrder(t *testing.T) {
 // A subscriber gets the events added after it subscribed, and its channel
 // closes when its context ends.
 func TestRingSubscribe(t *testing.T) {
-	r := New(0)
+	r := New[*auditv1.Event](0)
 	r.Add(&auditv1.Event{Verb: "before"})
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := r.Subscribe(ctx)

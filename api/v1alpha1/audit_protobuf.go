@@ -5,6 +5,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
@@ -40,10 +42,60 @@ func (e *AuditEvent) appendTo(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal an AuditEvent's event: %w", err)
 	}
+	return appendAuditEvent(b, meta, ev), nil
+}
+
+// appendAuditEvent appends to b an AuditEvent of encoded metadata and event.
+func appendAuditEvent(b, meta, event []byte) []byte {
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendBytes(b, meta)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	return protowire.AppendBytes(b, ev), nil
+	return protowire.AppendBytes(b, event)
+}
+
+// EncodedAuditEvent is an AuditEvent whose event is already protobuf
+// encoded, as the API server's audit ring keeps it: the protobuf
+// serializer writes it as the AuditEvent it is without decoding the event.
+// Its JSON form is not an AuditEvent's: decode it (Decode) for JSON.
+//
+// Its fields are named, not embedded: TypeMeta's and ObjectMeta's own
+// protobuf methods would be promoted and write only themselves.
+type EncodedAuditEvent struct {
+	TypeMeta metav1.TypeMeta
+	Metadata metav1.ObjectMeta
+	// Event is the audit.k8s.io/v1 Event's protobuf encoding.
+	Event []byte
+}
+
+// Marshal implements the protobuf serializer's marshaller.
+func (e *EncodedAuditEvent) Marshal() ([]byte, error) {
+	meta, err := e.Metadata.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("failed to marshal an AuditEvent's metadata: %w", err)
+	}
+	return appendAuditEvent(make([]byte, 0, len(meta)+len(e.Event)+16), meta, e.Event), nil
+}
+
+// Decode returns the AuditEvent e encodes.
+func (e *EncodedAuditEvent) Decode() (*AuditEvent, error) {
+	out := &AuditEvent{TypeMeta: e.TypeMeta}
+	e.Metadata.DeepCopyInto(&out.ObjectMeta)
+	if err := out.Event.Unmarshal(e.Event); err != nil {
+		return nil, fmt.Errorf("failed to decode audit event %s: %w", e.Metadata.Name, err)
+	}
+	out.Event.TypeMeta = metav1.TypeMeta{Kind: "Event", APIVersion: auditv1.SchemeGroupVersion.String()}
+	return out, nil
+}
+
+// GetObjectKind implements runtime.Object.
+func (e *EncodedAuditEvent) GetObjectKind() schema.ObjectKind { return &e.TypeMeta }
+
+// DeepCopyObject implements runtime.Object; the copy shares the encoded
+// event, which nobody changes.
+func (e *EncodedAuditEvent) DeepCopyObject() runtime.Object {
+	out := &EncodedAuditEvent{TypeMeta: e.TypeMeta, Event: e.Event}
+	e.Metadata.DeepCopyInto(&out.Metadata)
+	return out
 }
 
 // Unmarshal implements the protobuf serializer's unmarshaler: it decodes

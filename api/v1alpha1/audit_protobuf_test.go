@@ -53,6 +53,31 @@ func TestAuditEventProtobufRoundTrip(t *testing.T) {
 		t.Errorf("the event after a round trip (-want +got):\n%s", diff)
 	}
 
+	// The API server's ring keeps the event encoded: written as an
+	// EncodedAuditEvent it is the same bytes, and decodes to the same event.
+	evBytes, err := ev.Event.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := &EncodedAuditEvent{TypeMeta: ev.TypeMeta, Metadata: ev.ObjectMeta, Event: evBytes}
+	var encBuf bytes.Buffer
+	if err := s.Encode(enc, &encBuf); err != nil {
+		t.Fatalf("encode the encoded event: %v", err)
+	}
+	if !bytes.Equal(encBuf.Bytes(), buf.Bytes()) {
+		t.Errorf("the encoded event's protobuf differs from the event's:\n%q\n%q", encBuf.Bytes(), buf.Bytes())
+	}
+	decoded, err := enc.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&ev, decoded); diff != "" {
+		t.Errorf("the encoded event decoded (-want +got):\n%s", diff)
+	}
+	if _, err := (&EncodedAuditEvent{Event: evBytes[:len(evBytes)/2]}).Decode(); err == nil {
+		t.Error("a truncated encoded event decoded without error")
+	}
+
 	list := &AuditEventList{TypeMeta: metav1.TypeMeta{Kind: "AuditEventList", APIVersion: SchemeGroupVersion.String()}, ListMeta: metav1.ListMeta{ResourceVersion: "43"}, Items: []AuditEvent{ev, ev}}
 	list.Items[1].Name, list.Items[1].Event.Verb = "a2.ResponseComplete", "delete"
 	buf.Reset()

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/glassplane/glassplane/api/v1alpha1"
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
@@ -48,11 +49,11 @@ func (q *request) serveAuditEvents() error {
 	if q.info.Verb == "watch" {
 		return q.watchAuditEvents(from, opts.TimeoutSeconds)
 	}
-	recs := q.s.audit.Since(0)
+	recs := q.s.audit.SinceEncoded(0)
 	list := &v1alpha1.AuditEventList{TypeMeta: metav1.TypeMeta{Kind: "AuditEventList", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
 	last := q.s.audit.Last()
 	for _, rec := range recs {
-		ev, err := auditEventOf(rec)
+		ev, err := auditEventOf(rec).Decode()
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -75,7 +76,7 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 	defer cancel()
 	// Subscribe before reading what is kept, so nothing falls between.
 	live := q.s.audit.Subscribe(ctx)
-	kept := q.s.audit.Since(0)
+	kept := q.s.audit.SinceEncoded(0)
 	if from > 0 && len(kept) > 0 && kept[0].Seq > from+1 {
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, kept[0].Seq-1))
 	}
@@ -93,16 +94,22 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 	q.ev.ResponseStatus = successStatus(http.StatusOK)
 	q.auditStarted()
 	sent := from
-	send := func(rec audit.Record) error {
+	send := func(rec audit.EncodedRecord) error {
 		if rec.Seq <= sent {
 			return nil
 		}
-		ev, err := auditEventOf(rec)
-		if err != nil {
-			return err
-		}
 		sent = rec.Seq
-		return ws.send(watch.Added, ev)
+		// A protobuf watch sends the event as the ring keeps it; JSON
+		// needs it decoded.
+		var obj runtime.Object = auditEventOf(rec)
+		if !ws.proto {
+			ev, err := auditEventOf(rec).Decode()
+			if err != nil {
+				return err
+			}
+			obj = ev
+		}
+		return ws.send(watch.Added, obj)
 	}
 	for _, rec := range kept {
 		if err := send(rec); err != nil {
@@ -128,15 +135,18 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 	}
 }
 
-// auditEventOf wraps a recorded event (upstream's audit.k8s.io/v1 type) as
-// an AuditEvent to encode. It shares the ring's event's maps and objects,
-// which nobody changes once recorded: the caller only reads it.
-func auditEventOf(rec audit.Record) (*v1alpha1.AuditEvent, error) {
-	out := &v1alpha1.AuditEvent{TypeMeta: metav1.TypeMeta{Kind: "AuditEvent", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
-	out.Event = *rec.Event
-	out.Event.TypeMeta = metav1.TypeMeta{Kind: "Event", APIVersion: auditv1.SchemeGroupVersion.String()}
-	out.Name = fmt.Sprintf("%s.%s", rec.Event.AuditID, rec.Event.Stage)
-	out.ResourceVersion = fmt.Sprint(rec.Seq)
-	out.CreationTimestamp = metav1.NewTime(rec.Event.StageTimestamp.Time)
-	return out, nil
+// auditEventOf names a recorded event (upstream's audit.k8s.io/v1 type,
+// as the ring keeps it encoded) as an AuditEvent: <auditID>.<stage>, its
+// sequence number as its resourceVersion, and its stage's time as its
+// creation. It shares the ring's encoding, which nobody changes.
+func auditEventOf(rec audit.EncodedRecord) *v1alpha1.EncodedAuditEvent {
+	return &v1alpha1.EncodedAuditEvent{
+		TypeMeta: metav1.TypeMeta{Kind: "AuditEvent", APIVersion: v1alpha1.SchemeGroupVersion.String()},
+		Metadata: metav1.ObjectMeta{
+			Name:              rec.Event.Name,
+			ResourceVersion:   strconv.FormatInt(rec.Seq, 10),
+			CreationTimestamp: metav1.NewTime(rec.Event.Time),
+		},
+		Event: rec.Event.Proto,
+	}
 }

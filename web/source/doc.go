@@ -4,8 +4,8 @@
 // the API server stores them at, with their revisions: get, list, watch),
 // Etcd (the explorer's read-only view of the raw keys and each key's
 // history) and AuditLog (the audit.k8s.io/v1 events the dashboard was
-// given, kept in package auditring's ring with subscribers, the one the
-// API server records in). Package web/source/kube
+// given, decoded, kept in package auditring's ring with subscribers, the
+// ring type the API server keeps its events in, encoded). Package web/source/kube
 // implements Store and Etcd over the Kubernetes API of any cluster
 // (Glassplane's, or upstream's with etcd read directly) and feeds an
 // AuditLog from Glassplane's auditevents API; package auditwebhook feeds

@@ -70,7 +70,10 @@ type ObjectReference = auditv1.ObjectReference
 // Event is one audit.k8s.io/v1 Event.
 type Event = auditv1.Event
 
+// eventType is an event's apiVersion and kind.
+var eventType = metav1.TypeMeta{APIVersion: auditv1.SchemeGroupVersion.String(), Kind: "Event"}
+
 // NewEvent returns an event with the audit.k8s.io/v1 type meta filled in.
 func NewEvent() *Event {
-	return &Event{TypeMeta: metav1.TypeMeta{APIVersion: "audit.k8s.io/v1", Kind: "Event"}, Annotations: map[string]string{}}
+	return &Event{TypeMeta: eventType, Annotations: map[string]string{}}
 }

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
-
 	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/storage"
 	"github.com/glassplane/glassplane/etcdview"
@@ -151,21 +149,21 @@ func etcdError(err error) error {
 func FeedAudit(ctx context.Context, ring *audit.Ring, log *source.AuditLog) {
 	sub := ring.Subscribe(ctx)
 	last := int64(0)
-	add := func(rec audit.Record) {
+	add := func(rec audit.EncodedRecord) {
 		if rec.Seq <= last {
 			return
 		}
 		last = rec.Seq
-		if ev, err := ConvertAudit(rec.Event); err == nil {
+		if ev, err := rec.Event.Decode(); err == nil {
 			log.Add(ev)
 		}
 	}
-	for _, rec := range ring.Since(0) {
+	for _, rec := range ring.SinceEncoded(0) {
 		add(rec)
 	}
 	for rec := range sub {
 		if rec.Seq > last+1 {
-			for _, missed := range ring.Since(last) {
+			for _, missed := range ring.SinceEncoded(last) {
 				if missed.Seq < rec.Seq {
 					add(missed)
 				}
@@ -173,10 +171,4 @@ func FeedAudit(ctx context.Context, ring *audit.Ring, log *source.AuditLog) {
 		}
 		add(rec)
 	}
-}
-
-// ConvertAudit copies the API server's audit event, which is upstream's
-// audit.k8s.io/v1 type.
-func ConvertAudit(ev *audit.Event) (*auditv1.Event, error) {
-	return ev.DeepCopy(), nil
 }
