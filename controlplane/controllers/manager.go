@@ -42,6 +42,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/controllers/storageversionmigration"
 	"github.com/glassplane/glassplane/controlplane/controllers/volume"
 	"github.com/glassplane/glassplane/controlplane/localpath"
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // DefaultWorkers is how many keys each controller syncs at once.
@@ -102,7 +103,7 @@ func New(cfg Config, client kubernetes.Interface, meta metadata.Interface, dyn d
 		cfg:         cfg,
 		log:         cfg.Logger.With("component", "controller-manager"),
 		client:      client,
-		informers:   informers.NewSharedInformerFactory(client, 0),
+		informers:   informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim.ManagedFields)),
 		broadcaster: record.NewBroadcaster(),
 		ready:       make(chan struct{}),
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/glassplane/glassplane/controlplane/kubeversion"
 	"github.com/glassplane/glassplane/controlplane/node/runtime"
+	"github.com/glassplane/glassplane/controlplane/trim"
 	"github.com/glassplane/glassplane/controlplane/usage"
 )
 
@@ -295,7 +296,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Pods start with the variables of the Services that exist, so the
 	// Service cache is read once before any pod is (kubelet waits for it
 	// before it builds a pod's environment).
-	serviceFactory := informers.NewSharedInformerFactory(a.client, 0)
+	serviceFactory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTransform(trim.ManagedFields))
 	serviceInformer := serviceFactory.Core().V1().Services()
 	a.serviceLister = serviceInformer.Lister()
 	serviceFactory.Start(ctx.Done())
@@ -308,7 +309,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.cfg.NodeName).String()
-		}))
+		}),
+		informers.WithTransform(trim.ManagedFields))
 	podInformer := factory.Core().V1().Pods()
 	a.podLister = podInformer.Lister()
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/glassplane/glassplane/controlplane/localpath"
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // runVolumeCleanup watches PersistentVolumes until ctx ends and, for a
@@ -24,7 +25,7 @@ import (
 // provisioner's helper pod does on its node. A simulated node keeps no
 // directory: it only lets the object go.
 func (a *Agent) runVolumeCleanup(ctx context.Context) {
-	factory := informers.NewSharedInformerFactory(a.client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTransform(trim.ManagedFields))
 	informer := factory.Core().V1().PersistentVolumes().Informer()
 	handle := func(obj any) {
 		if pv, ok := obj.(*corev1.PersistentVolume); ok && a.ownsDeletedVolume(pv) {

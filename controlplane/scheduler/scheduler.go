@@ -26,6 +26,7 @@ import (
 	"github.com/glassplane/glassplane/controlplane/scheduler/internal/cache"
 	"github.com/glassplane/glassplane/controlplane/scheduler/internal/queue"
 	"github.com/glassplane/glassplane/controlplane/scheduler/plugins"
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // Scheduler assigns pending pods to nodes.
@@ -136,11 +137,11 @@ func New(cfg Config, client kubernetes.Interface) (*Scheduler, error) {
 		PodMaxBackoff:     cfg.PodMaxBackoff,
 	})
 
-	s.informers = informers.NewSharedInformerFactory(client, 0)
+	s.informers = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim.ManagedFields))
 	if err := s.addEventHandlers(); err != nil {
 		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
 	}
-	s.pdbInformers = informers.NewSharedInformerFactory(client, 0)
+	s.pdbInformers = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim.ManagedFields))
 	if err := s.addPDBInformer(); err != nil {
 		return nil, fmt.Errorf("failed to create scheduler %q: %w", cfg.SchedulerName, err)
 	}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // ignoredResources are never part of the graph, as in Kubernetes.
@@ -170,6 +172,9 @@ func (gc *GarbageCollector) syncMonitors(monitored map[schema.GroupKind]resource
 			continue
 		}
 		inf := metadatainformer.NewFilteredMetadataInformer(gc.meta, gvr, metav1.NamespaceAll, 0, toolscache.Indexers{}, nil).Informer()
+		if err := inf.SetTransform(trim.ManagedFields); err != nil {
+			gc.log.Warn("failed to trim a resource's cache", "resource", gvr.String(), "err", err)
+		}
 		apiVersion := gvr.GroupVersion().String()
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { gc.observe(apiVersion, kind, obj) },

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/glassplane/glassplane/controlplane/quota"
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // DefaultResyncPeriod is how often every quota is recomputed. Upstream's
@@ -69,7 +70,7 @@ func New(log *slog.Logger, client kubernetes.Interface, meta metadata.Interface,
 		synced: []toolscache.InformerSynced{quotas.Informer().HasSynced, pods.Informer().HasSynced, services.Informer().HasSynced, claims.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota"}),
-		resync: resync, metaInformers: metadatainformer.NewSharedInformerFactory(meta, 0),
+		resync: resync, metaInformers: metadatainformer.NewSharedInformerFactoryWithOptions(meta, 0, metadatainformer.WithTransform(trim.ManagedFields)),
 	}
 	c.registry = quota.NewRegistry(c.listFunc, time.Now)
 	if _, err := quotas.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{

@@ -19,6 +19,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/glassplane/glassplane/controlplane/trim"
 )
 
 // Names of what the controller keeps in every namespace.
@@ -76,9 +78,10 @@ func NewController(client kubernetes.Interface, caPEM []byte, log *slog.Logger) 
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		})
 	}
-	all := informers.NewSharedInformerFactory(client, 0)
-	sas := informers.NewSharedInformerFactoryWithOptions(client, 0, byName(DefaultServiceAccountName))
-	cms := informers.NewSharedInformerFactoryWithOptions(client, 0, byName(RootCAConfigMapName))
+	trimmed := informers.WithTransform(trim.ManagedFields)
+	all := informers.NewSharedInformerFactoryWithOptions(client, 0, trimmed)
+	sas := informers.NewSharedInformerFactoryWithOptions(client, 0, byName(DefaultServiceAccountName), trimmed)
+	cms := informers.NewSharedInformerFactoryWithOptions(client, 0, byName(RootCAConfigMapName), trimmed)
 	c.factories = []informers.SharedInformerFactory{all, sas, cms}
 
 	nsInformer := all.Core().V1().Namespaces()
