@@ -467,14 +467,25 @@ func TestSchedulerLeaderElection(t *testing.T) {
 	createPods(t, c, "le", schedPod("after", "100m", nil))
 	nodesOf(t, c, "le", "after")
 
-	evs, err := c.Client.CoreV1().Events("le").List(ctx, metav1.ListOptions{FieldSelector: "reason=Scheduled"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[string]int32{}
-	for _, e := range evs.Items {
-		count[e.InvolvedObject.Name] += max(e.Count, 1)
-	}
+	// The scheduler writes its Scheduled Event after the bind, through
+	// its event broadcaster: the bind can be seen before the Event is.
+	var count map[string]int32
+	Eventually(t, 30*time.Second, "a Scheduled Event for each pod", func() error {
+		evs, err := c.Client.CoreV1().Events("le").List(ctx, metav1.ListOptions{FieldSelector: "reason=Scheduled"})
+		if err != nil {
+			return err
+		}
+		count = map[string]int32{}
+		for _, e := range evs.Items {
+			count[e.InvolvedObject.Name] += max(e.Count, 1)
+		}
+		for _, n := range []string{"before", "after"} {
+			if count[n] == 0 {
+				return fmt.Errorf("pod %s has no Scheduled Event yet", n)
+			}
+		}
+		return nil
+	})
 	for _, n := range []string{"before", "after"} {
 		if count[n] != 1 {
 			t.Errorf("pod %s has %d Scheduled events, want exactly 1", n, count[n])
