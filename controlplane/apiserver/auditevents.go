@@ -101,9 +101,10 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 		sent = rec.Seq
 		// A protobuf watch sends the event as the ring keeps it; JSON
 		// needs it decoded.
-		var obj runtime.Object = auditEventOf(rec)
+		enc := auditEventOf(rec)
+		var obj runtime.Object = enc
 		if !ws.proto {
-			ev, err := auditEventOf(rec).Decode()
+			ev, err := enc.Decode()
 			if err != nil {
 				return err
 			}
