@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/glassplane/glassplane/api/v1alpha1"
+	"github.com/glassplane/glassplane/controlplane/apiserver"
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 )
 
 // TestAuditEvents lists the audit events through the API, in the
@@ -140,5 +143,33 @@ func TestAuditEvents(t *testing.T) {
 		if resp, body := env.do(t, http.MethodGet, path, "", nil); resp.StatusCode != want {
 			t.Errorf("GET %s = %d, want %d: %s", path, resp.StatusCode, want, body)
 		}
+	}
+}
+
+// A watch from a sequence number the ring no longer keeps is 410 Expired,
+// as a watch from a compacted etcd revision is; the ring keeps each event
+// encoded, and a list decodes the ones it still has.
+func TestAuditEventsExpired(t *testing.T) {
+	env := newEnvWith(t, func(cfg *apiserver.Config) { cfg.Audit = audit.NewRing(8) })
+	base := "/apis/glassplane.io/v1alpha1/auditevents"
+	for range 10 {
+		env.do(t, http.MethodGet, "/api/v1/namespaces/default", "", nil)
+	}
+	resp, body := env.do(t, http.MethodGet, base+"?watch=1&resourceVersion=1", "", nil)
+	if resp.StatusCode != http.StatusGone || !strings.Contains(body, "too old resource version") {
+		t.Errorf("a watch from sequence 1 = %d %s, want 410 too old resource version", resp.StatusCode, body)
+	}
+	resp, body = env.do(t, http.MethodGet, base, "", nil)
+	var list v1alpha1.AuditEventList
+	if err := json.Unmarshal([]byte(body), &list); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("list: %d %v %s", resp.StatusCode, err, body)
+	}
+	if len(list.Items) != 8 {
+		t.Fatalf("the list kept %d events, want the ring's 8", len(list.Items))
+	}
+	first, _ := strconv.ParseInt(list.Items[0].ResourceVersion, 10, 64)
+	last, _ := strconv.ParseInt(list.Items[7].ResourceVersion, 10, 64)
+	if first <= 1 || last != first+7 || list.Items[7].Event.Verb == "" || list.Items[7].Event.User.Username == "" {
+		t.Errorf("the list's events run from %d to %d (last %+v), want the 8 newest, oldest first, decoded", first, last, list.Items[7].Event)
 	}
 }
