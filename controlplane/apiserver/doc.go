@@ -75,7 +75,9 @@
 // definitions, a resource's TypeConverter (a CRD's schema) overrides that,
 // and objects without either get the deduced, all-atomic schema. The OpenAPI
 // documents are built on their first request, and Config.Profiling serves
-// Go's profiles on /debug/pprof/.
+// Go's profiles on /debug/pprof/. Writes (POST, PUT, PATCH, DELETE that are
+// not upgrades to a stream) run on a pool of long-lived goroutines whose
+// stacks have already grown (workers.go), or on their own when all are busy.
 //
 // Services get their cluster IPs and node ports as kube-apiserver v1.33+
 // gives them (service_alloc.go): a cluster IP from Config's range is

@@ -397,6 +397,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveHealth(w, r, first)
 		return
 	}
+	if writeMethod(r) {
+		stackWorkers().do(func() { s.serveAPI(w, r) })
+		return
+	}
+	s.serveAPI(w, r)
+}
+
+// writeMethod tells whether r is a write that is not an upgrade to a
+// stream (exec, attach, port-forward), which runs on one of the
+// stackWorkers (workers.go).
+func writeMethod(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return r.Header.Get("Upgrade") == ""
+	}
+	return false
+}
+
+// serveAPI serves one API request, recording its audit event.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	req := s.newRequest(w, r)
 	defer req.finish()
 	defer func() {
