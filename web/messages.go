@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/glassplane/glassplane/api/v1alpha1"
 	"github.com/glassplane/glassplane/web/source"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
@@ -147,7 +150,7 @@ func storageMessages(ev source.Event, now time.Time) []Message {
 	if ref.StorageResource == "events" {
 		// One decode gives the Event and its head.
 		var e corev1.Event
-		if err := json.Unmarshal(ev.Value, &e); err == nil && e.Kind == "Event" {
+		if err := decodeObject(ev.Value, &e); err == nil && e.Kind == "Event" {
 			if e.Name != "" {
 				ref.Name, ref.Namespace = e.Name, e.Namespace
 			}
@@ -164,7 +167,7 @@ func storageMessages(ev source.Event, now time.Time) []Message {
 	// JSON unless the decoder found a syntax error.
 	var sum objectSummary
 	valid := true
-	if err := json.Unmarshal(ev.Value, &sum); err != nil {
+	if err := decodeObject(ev.Value, &sum); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		valid = errors.As(err, &typeErr)
 	}
@@ -200,6 +203,25 @@ func storageMessages(ev source.Event, now time.Time) []Message {
 	}
 	return append(msgs, w)
 }
+
+// decodeObject decodes a watched object's JSON into v in one pass, with
+// go-json-experiment's decoder (the one encoding/json/v2 comes from), as
+// leniently as encoding/json: names in any case, duplicate names, invalid
+// UTF-8. encoding/json reads the value twice, once to check it and once to
+// decode it, and that was most of the dashboard's JSON work per change. On
+// any error v is decoded again with encoding/json, whose error and whose
+// handling of a field of another shape (decoding the rest) the callers
+// keep.
+func decodeObject[T any](data []byte, v *T) error {
+	if jsonv2.Unmarshal(data, v, lenientJSON) == nil {
+		return nil
+	}
+	var zero T
+	*v = zero
+	return json.Unmarshal(data, v)
+}
+
+var lenientJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // objectSummary is an object's head and the fields of its spec and status
 // the dashboard's summaries show: a pod's node and phase, a node's Ready

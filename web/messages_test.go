@@ -1,9 +1,13 @@
 package web
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/glassplane/glassplane/web/source"
 )
@@ -136,5 +140,51 @@ func TestEventMessageRelated(t *testing.T) {
 	ev.Value = []byte(`{"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"web"},"reason":"Started","type":"Normal"}`)
 	if msgs := storageMessages(ev, now); len(msgs) != 2 || msgs[1].Related != nil {
 		t.Fatalf("an Event without a related object sent one: %+v", msgs)
+	}
+}
+
+// TestDecodeObjectAsEncodingJSON: the one-pass decoder gives what
+// encoding/json gives, for the dashboard's summaries and core Events,
+// including names in another case, duplicate names, invalid UTF-8 and
+// fields of another shape (which fall back to encoding/json).
+func TestDecodeObjectAsEncodingJSON(t *testing.T) {
+	event := `{"kind":"Event","apiVersion":"v1","metadata":{"name":"web.1","namespace":"default","uid":"u","resourceVersion":"9","creationTimestamp":"2026-12-02T06:00:00Z",
+		"managedFields":[{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-12-02T06:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:count":{}}}]},
+		"involvedObject":{"kind":"Pod","namespace":"default","name":"web","uid":"p","apiVersion":"v1","resourceVersion":"8","fieldPath":"spec.containers{c}"},
+		"reason":"Started","message":"Started container c","source":{"component":"kubelet","host":"sim-1"},
+		"firstTimestamp":"2026-12-02T06:00:00Z","lastTimestamp":"2026-12-02T06:00:05Z","count":3,"type":"Normal",
+		"eventTime":"2026-12-02T06:00:00.123456Z","series":{"count":2,"lastObservedTime":"2026-12-02T06:00:05.000001Z"},
+		"related":{"kind":"Node","name":"sim-1"},"reportingComponent":"kubelet","reportingInstance":"sim-1"}`
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"default","uid":"u1","deletionTimestamp":"2026-12-02T06:00:00Z",
+		"managedFields":[{"manager":"kubectl","time":"2026-12-02T06:00:00Z"},{"manager":"kubelet"}]},
+		"spec":{"nodeName":"vm","volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"data"}}]},
+		"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`
+	for _, tc := range []struct{ name, value string }{
+		{"event", event},
+		{"pod", pod},
+		{"names in another case", strings.NewReplacer(`"nodeName"`, `"NodeName"`, `"phase"`, `"Phase"`).Replace(pod)},
+		{"duplicate names", strings.Replace(pod, `"phase":"Running"`, `"phase":"Pending","phase":"Running"`, 1)},
+		{"invalid UTF-8", strings.Replace(pod, `"vm"`, "\"v\xffm\"", 1)},
+		{"fields of another shape", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":"compact","status":{"conditions":"none","phase":"Up"}}`},
+		{"null fields", `{"apiVersion":"v1","kind":"Pod","metadata":null,"spec":{"nodeName":null,"volumes":null},"status":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gotSum, wantSum objectSummary
+			gotErr, wantErr := decodeObject([]byte(tc.value), &gotSum), json.Unmarshal([]byte(tc.value), &wantSum)
+			if (gotErr == nil) != (wantErr == nil) {
+				t.Fatalf("summary: error %v, encoding/json's %v", gotErr, wantErr)
+			}
+			if diff := cmp.Diff(wantSum, gotSum); diff != "" {
+				t.Errorf("summary (-encoding/json +decodeObject):\n%s", diff)
+			}
+			var gotEvent, wantEvent corev1.Event
+			gotErr, wantErr = decodeObject([]byte(tc.value), &gotEvent), json.Unmarshal([]byte(tc.value), &wantEvent)
+			if (gotErr == nil) != (wantErr == nil) {
+				t.Fatalf("event: error %v, encoding/json's %v", gotErr, wantErr)
+			}
+			if diff := cmp.Diff(wantEvent, gotEvent); diff != "" {
+				t.Errorf("event (-encoding/json +decodeObject):\n%s", diff)
+			}
+		})
 	}
 }

@@ -227,7 +227,18 @@ func New(cfg Config, client kubernetes.Interface) (*Agent, error) {
 	if nodeIP == "" {
 		nodeIP = hostIPv4()
 	}
-	broadcaster := record.NewBroadcaster()
+	var opts []record.BroadcasterOption
+	if cfg.Simulated {
+		const simulatedEventCache = 512
+		// The kubelet's event correlator remembers 4,096 events' keys in
+		// each of its three caches, for a node that may run thousands of
+		// pods in its life. A simulated node is one of up to hundreds in
+		// one process: its caches stay at the size of the pods it can run
+		// (110, a handful of events each), so a long class does not keep
+		// a million remembered events.
+		opts = append(opts, record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: simulatedEventCache}))
+	}
+	broadcaster := record.NewBroadcaster(opts...)
 	a := &Agent{
 		cfg:         cfg,
 		client:      client,
