@@ -19,7 +19,8 @@
 //     revision. Lists go through the dynamic client; watches are read as
 //     the API's JSON stream, and a watched object's value is the bytes
 //     the server sent, not decoded into maps and encoded again (only its
-//     kind, name, namespace and resourceVersion are decoded). Its values
+//     kind, name, namespace and resourceVersion are decoded, with each
+//     frame, in one pass of go-json-experiment's decoder). Its values
 //     are the objects as the API serves them (JSON),
 //     not the bytes in etcd; it cannot tell a key's create revision (0),
 //     keys that are not objects (/registry/ranges/...,
