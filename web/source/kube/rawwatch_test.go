@@ -183,3 +183,23 @@ func watchBenchPod(i int) *v1.Pod {
 			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}, {Type: v1.PodScheduled, Status: v1.ConditionTrue}}},
 	}
 }
+
+// TestRawDecoderValuesOutliveTheNextFrame: a value is the decoder's copy,
+// not a view of its buffer, which the next frame reuses; the store keeps
+// values for as long as the objects exist.
+func TestRawDecoderValuesOutliveTheNextFrame(t *testing.T) {
+	a := `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"d","resourceVersion":"1"}}`
+	b := `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"d","resourceVersion":"2"},"spec":{"nodeName":"` + strings.Repeat("n", 5000) + `"}}`
+	d := newRawDecoder(strings.NewReader(`{"type":"ADDED","object":`+a+"}\n"+`{"type":"ADDED","object":`+b+"}\n"), rawPods)
+	_, first, err := d.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := d.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first.Value) != a || string(second.Value) != b {
+		t.Fatalf("the first value became %s after the second frame was read", first.Value)
+	}
+}
