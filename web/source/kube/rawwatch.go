@@ -29,9 +29,9 @@ import (
 // one encoding/json/v2 comes from), which reads each frame in one pass:
 // encoding/json scanned each object four times (the stream's value, the
 // raw message, then validating and decoding the head), which was half of
-// the dashboard's JSON work per change. It is as lenient as encoding/json
-// with duplicate names and invalid UTF-8.
-var lenient = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+// the dashboard's JSON work per change. It is as lenient as encoding/json:
+// names in any case, duplicate names, invalid UTF-8.
+var lenient = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // rawFrame is one event of a watch stream as the API sends it.
 type rawFrame struct {

@@ -203,3 +203,17 @@ func TestRawDecoderValuesOutliveTheNextFrame(t *testing.T) {
 		t.Fatalf("the first value became %s after the second frame was read", first.Value)
 	}
 }
+
+// TestRawDecoderLenient: what encoding/json accepted in a frame, the
+// decoder accepts too: names in another case, duplicate names, invalid
+// UTF-8.
+func TestRawDecoderLenient(t *testing.T) {
+	stream := `{"Type":"ADDED","type":"ADDED","Object":{"Kind":"Pod","apiVersion":"v1","Metadata":{"name":"a` + "\xff" + `","Namespace":"d","resourceVersion":"4"}}}`
+	_, c, err := newRawDecoder(strings.NewReader(stream), rawPods).next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Key != "/registry/pods/d/a\ufffd" || c.modRevision != 4 || c.Type != "PUT" {
+		t.Errorf("got %s %s at %d", c.Type, c.Key, c.modRevision)
+	}
+}
