@@ -12,7 +12,11 @@
 // an event costs a look at a few dozen prefixes, not at each of the
 // thousands of watchers a thousand simulated node agents hold; each of those
 // holds a channel of a few events, and queues more (to a limit, past which
-// it is closed to resume) only while it lags. Newest
+// it is closed to resume) only while it lags. The feed counts itself read
+// up to its last event's revision, not up to a response's header (etcd
+// catches a lagging watch up in batches whose header runs ahead of their
+// events), and up to a progress notification's header; a watch from a
+// revision it has not read yet waits for it. Newest
 // answers the most recently written keys under a prefix from the watch's
 // history (the dashboard's recent Events) when it reaches back far enough.
 // Recent answers the watch's

@@ -196,9 +196,24 @@ func (s *Store) feed(wch clientv3.WatchChan) error {
 			s.noteLatest(&events[i], ev.Kv.CreateRevision, now)
 		}
 		s.mu.Unlock()
-		s.publish(events, resp.Header.Revision)
+		s.publish(events, readUpTo(resp))
 	}
 	return errors.New("etcd watch channel closed")
+}
+
+// readUpTo is the revision up to which the feed has seen every change once
+// it has resp. etcd catches a watcher that fell behind up in batches of at
+// most 1,000 revisions, each with the store's current revision in its
+// header, so a response's events, not its header, say how far the feed has
+// read; only a response without events (a progress notification, which
+// etcd sends to a caught-up watcher only) vouches for its header. As
+// kube-apiserver's watch cache: it takes a header's revision from progress
+// notifications only.
+func readUpTo(resp clientv3.WatchResponse) int64 {
+	if n := len(resp.Events); n > 0 {
+		return resp.Events[n-1].Kv.ModRevision
+	}
+	return resp.Header.Revision
 }
 
 func convert(ev *clientv3.Event) Event {
@@ -218,9 +233,10 @@ func convert(ev *clientv3.Event) Event {
 }
 
 // publish appends events to the history and hands them to every matching
-// watcher. A watcher whose queue is full is closed: it resumes from the last
-// revision it saw, as a Kubernetes client does after its watch ends.
-func (s *Store) publish(events []Event, headerRev int64) {
+// watcher, and notes that the feed has seen every change up to readTo. A
+// watcher whose queue is full is closed: it resumes from the last revision
+// it saw, as a Kubernetes client does after its watch ends.
+func (s *Store) publish(events []Event, readTo int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range events {
@@ -270,8 +286,8 @@ func (s *Store) publish(events []Event, headerRev int64) {
 		clear(s.history[n:])
 		s.history = s.history[:n]
 	}
-	if headerRev > s.rev {
-		s.rev = headerRev
+	if readTo > s.rev {
+		s.rev = readTo
 		close(s.revChanged)
 		s.revChanged = make(chan struct{})
 	}
