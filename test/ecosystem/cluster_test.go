@@ -61,6 +61,7 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	if code != 0 {
+		fmt.Fprintf(os.Stderr, "--- glassplane log: warnings and errors ---\n%s\n", cluster.log.grep(100, "level=WARN", "level=ERROR", " E1", " W1"))
 		fmt.Fprintf(os.Stderr, "--- glassplane log tail ---\n%s\n", cluster.log.tail(60))
 	}
 	cluster.stop()
@@ -233,6 +234,20 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// grep returns the last n lines written that contain any of subs.
+func (b *lockedBuffer) grep(n int, subs ...string) string {
+	var out []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		for _, sub := range subs {
+			if strings.Contains(line, sub) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out[max(0, len(out)-n):], "\n")
 }
 
 // tail returns the last n lines written.

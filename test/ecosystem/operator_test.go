@@ -355,7 +355,8 @@ func applyCRD(t *testing.T, ctx context.Context, manifest string) {
 		t.Fatalf("bad CRD manifest: %v", err)
 	}
 	crds := cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	if _, err := crds.Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: "ecosystem-test"}); err != nil {
+	applied, err := crds.Apply(ctx, crd.GetName(), crd, metav1.ApplyOptions{FieldManager: "ecosystem-test"})
+	if err != nil {
 		t.Fatalf("failed to apply CRD %s: %v", crd.GetName(), err)
 	}
 	eventually(t, 30*time.Second, "CRD "+crd.GetName()+" is Established", func() error {
@@ -369,6 +370,9 @@ func applyCRD(t *testing.T, ctx context.Context, manifest string) {
 				return nil
 			}
 		}
-		return fmt.Errorf("conditions are %v", conds)
+		// The resourceVersion tells whether anything wrote the CRD after
+		// the apply.
+		status, _, _ := unstructured.NestedMap(got.Object, "status")
+		return fmt.Errorf("resourceVersion %s (applied as %s), status %v", got.GetResourceVersion(), applied.GetResourceVersion(), status)
 	})
 }
