@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +57,15 @@ func (gc *GarbageCollector) absent(ref objectRef) {
 	}
 }
 
+// errNotObserved is an owner known only from a dependent's reference (a
+// virtual node) that exists but that its resource's watch has not shown
+// yet. It is looked at again until the watch does, as
+// kube-controller-manager's collector requeues it (kubernetes#56121): an
+// owner that goes after this look but before its watch lists (a new CRD's
+// resource, watched from the next discovery read) brings no event, and
+// would stay in the graph for good, its dependents never collected.
+var errNotObserved = errors.New("the owner exists but its watch has not shown it yet")
+
 // attemptToDeleteItem deletes the object when all its owners are gone (or
 // waiting for it in the foreground), drops references to owners that are
 // gone when others remain, and finishes a foreground deletion whose
@@ -76,8 +86,9 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, ref objectR
 		return err
 	}
 	if st.virtual {
-		// It exists; its watch event will bring it into the graph.
-		return nil
+		// It exists; its watch event will bring it into the graph, and it
+		// is looked at until then (see errNotObserved).
+		return errNotObserved
 	}
 	if latest.GetDeletionTimestamp() != nil {
 		if hasFinalizer(latest, metav1.FinalizerDeleteDependents) {

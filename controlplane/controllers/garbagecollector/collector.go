@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -259,7 +260,9 @@ func (gc *GarbageCollector) processNext(ctx context.Context, q workqueue.TypedRa
 	defer q.Done(ref)
 	if err := fn(ctx, ref); err != nil {
 		if ctx.Err() == nil {
-			gc.log.Info("garbage collection failed, retrying", "object", ref.String(), "err", err)
+			if !errors.Is(err, errNotObserved) {
+				gc.log.Info("garbage collection failed, retrying", "object", ref.String(), "err", err)
+			}
 			q.AddRateLimited(ref)
 		}
 		return true

@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -130,5 +131,52 @@ func TestOrphan(t *testing.T) {
 	}
 	if len(patches) != 2 || !strings.HasPrefix(patches[0], "p ") || !strings.Contains(patches[0], `"uid":"uid-owner"`) || !strings.Contains(patches[1], `"orphan"`) {
 		t.Fatalf("patches %v, want the pod's reference dropped, then the orphan finalizer", patches)
+	}
+}
+
+// TestVirtualOwnerIsLookedAtUntilObserved checks kubernetes#56121: an owner
+// known only from its dependent's reference that exists is looked at again
+// until its watch shows it, so that when it goes before its watch lists
+// (no event for it ever comes) the dependent is still collected.
+func TestVirtualOwnerIsLookedAtUntilObserved(t *testing.T) {
+	owner := rsMeta("owner", "uid-owner")
+	pod := podOwnedBy("p", owner)
+	gc, dyn := newCollector(t, owner, pod)
+	gc.observe("v1", "Pod", partial(pod))
+	ownerRef := objectRef{UID: owner.UID, APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "default", Name: "owner"}
+	if n := gc.attemptToDelete.Len(); n != 1 {
+		t.Fatalf("the pod's unknown owner queued %d items, want 1", n)
+	}
+	ctx := context.Background()
+	if err := gc.attemptToDeleteItem(ctx, ownerRef); !errors.Is(err, errNotObserved) {
+		t.Fatalf("an existing owner its watch has not shown: %v, want it looked at again (errNotObserved)", err)
+	}
+	// It goes; its watch never shows it. The next look finds it gone and
+	// the pod is collected.
+	if err := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("replicasets")).Namespace("default").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gc.attemptToDeleteItem(ctx, ownerRef); err != nil {
+		t.Fatal(err)
+	}
+	podRef := objectRef{UID: pod.UID, APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "p"}
+	gc.mu.Lock()
+	_, ownerLeft := gc.nodes[owner.UID]
+	gc.mu.Unlock()
+	if ownerLeft {
+		t.Fatal("the gone owner is still in the graph")
+	}
+	dyn.ClearActions()
+	if err := gc.attemptToDeleteItem(ctx, podRef); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() == "delete" {
+			deleted = append(deleted, a.(clienttesting.DeleteAction).GetName())
+		}
+	}
+	if len(deleted) != 1 || deleted[0] != "p" {
+		t.Fatalf("deletes %v, want the pod's", deleted)
 	}
 }

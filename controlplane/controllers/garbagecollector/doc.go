@@ -10,5 +10,7 @@
 // soon after an owner of a kind it did not list appears), so a CRD made
 // after start gets its resources watched; an owner of a kind not (yet)
 // discovered is neither present nor gone, and its dependent is retried,
-// never deleted for it, as in kube-controller-manager.
+// never deleted for it, as in kube-controller-manager. An owner known only
+// from a dependent's reference is looked at until its watch shows it, so
+// one that goes before its watch lists still has its dependents collected.
 package garbagecollector
