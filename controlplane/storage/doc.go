@@ -16,7 +16,10 @@
 // up to its last event's revision, not up to a response's header (etcd
 // catches a lagging watch up in batches whose header runs ahead of their
 // events), and up to a progress notification's header; a watch from a
-// revision it has not read yet waits for it. Newest
+// revision it has not read yet waits for it. etcd hands a write's events
+// to the feed before the write is readable on its member, so a serializable
+// read older than what the feed has delivered is done again with a quorum
+// round: a client that reads on a watch event finds the change. Newest
 // answers the most recently written keys under a prefix from the watch's
 // history (the dashboard's recent Events) when it reaches back far enough.
 // Recent answers the watch's

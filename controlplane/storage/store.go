@@ -139,7 +139,9 @@ type Config struct {
 	// SerializableReads reads from the member the client talks to without
 	// a quorum round. It is only right for a single-member cluster (the
 	// embedded one), where the member applies a write before acknowledging
-	// it, so a serializable read already sees every acknowledged write.
+	// it, so a serializable read already sees every acknowledged write; a
+	// read older than a change the feed has already delivered is done
+	// again with a quorum round (see read).
 	SerializableReads bool
 	// Watch, when set, opens the store's one etcd watch instead of the
 	// client: a watch on prefix from revision rev with each event's
@@ -373,18 +375,31 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (*KeyValue
 	return &KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}, nil
 }
 
-func (s *Store) readOptions() []clientv3.OpOption {
-	if s.cfg.SerializableReads {
-		return []clientv3.OpOption{clientv3.WithSerializable()}
+// read runs a range read: serializable when Config.SerializableReads is
+// set, but never older than what the feed has handed to watchers. etcd
+// gives a write's events to its watchers (the feed) before the write's
+// revision becomes readable on its member, so a client that reads at once
+// on a watch event (the garbage collector looking up an owner it just saw
+// deleted, the CRD loop reading a CRD it just saw created) could read the
+// state before the event. A serializable read older than the feed's
+// revision is done again linearizably, which waits for the write to apply.
+func (s *Store) read(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if !s.cfg.SerializableReads {
+		return s.client.Get(ctx, key, opts...)
 	}
-	return nil
+	seen := s.Revision()
+	resp, err := s.client.Get(ctx, key, append([]clientv3.OpOption{clientv3.WithSerializable()}, opts...)...)
+	if err != nil || resp.Header.Revision >= seen {
+		return resp, err
+	}
+	return s.client.Get(ctx, key, opts...)
 }
 
 // Get reads one key, or returns ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (*KeyValue, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 	defer cancel()
-	resp, err := s.client.Get(ctx, key, s.readOptions()...)
+	resp, err := s.read(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("failed to get %q: %w", key, err)
 	}
@@ -427,14 +442,14 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) (*Lis
 		}
 		start = opts.StartKey
 	}
-	ops := append(s.readOptions(), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))
+	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix))}
 	if opts.Revision > 0 {
 		ops = append(ops, clientv3.WithRev(opts.Revision))
 	}
 	if opts.Limit > 0 {
 		ops = append(ops, clientv3.WithLimit(opts.Limit))
 	}
-	resp, err := s.client.Get(ctx, start, ops...)
+	resp, err := s.read(ctx, start, ops...)
 	if err != nil {
 		if errors.Is(err, rpctypes.ErrCompacted) {
 			return nil, ErrCompacted
