@@ -134,7 +134,8 @@ const renderSamples = `(() => {
 // GLASSPLANE_BENCH_DASH_CSS=rules adds a style sheet to the page before the
 // churn (hiding a region measures what it costs);
 // GLASSPLANE_BENCH_DASH_HEAPPROFILE=file writes the cluster process's heap
-// profile after the churn; GLASSPLANE_BENCH_DASH_LOG=file writes the
+// profile after the churn, and file.base before it (go tool pprof -base
+// file.base file: what the churn allocated); GLASSPLANE_BENCH_DASH_LOG=file writes the
 // cluster's log (with GODEBUG=gctrace=1 in the environment, its garbage
 // collections);
 // GLASSPLANE_BENCH_DASH_TRACE=file writes chromium's timeline trace (style,
@@ -260,6 +261,11 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 				b.Errorf("the Go CPU profile: %v", err)
 			}
 		}()
+	}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
+		// A base to subtract (go tool pprof -base FILE.base FILE): what
+		// the churn allocated without start-up.
+		writeHeapProfile(b, c, path+".base")
 	}
 	cpu0, browser0, self0 := processCPU(b, c.cmd.Process.Pid), browserCPU(), processCPU(b, os.Getpid())
 	b.ResetTimer()
@@ -434,13 +440,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	b.ReportMetric(browser.Seconds()/elapsed.Seconds(), "browser-cpu-cores")
 	b.ReportMetric(self.Seconds()/elapsed.Seconds(), "bench-client-cpu-cores")
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
-		out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
-		if err == nil {
-			err = os.WriteFile(path, out, 0o644)
-		}
-		if err != nil {
-			b.Errorf("the heap profile: %v", err)
-		}
+		writeHeapProfile(b, c, path)
 	}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_LOG"); path != "" {
 		if err := os.WriteFile(path, []byte(c.Log()), 0o644); err != nil {
@@ -619,5 +619,17 @@ func startPageTrace(b *testing.B, tab context.Context, path string) func() {
 			fmt.Fprintf(&line, " %s %.0f ms;", n, total[n])
 		}
 		b.Logf("page main thread (trace in %s):%s", path, line.String())
+	}
+}
+
+// writeHeapProfile writes the cluster process's heap profile, from its API
+// server's /debug/pprof (as the admin), to path.
+func writeHeapProfile(b *testing.B, c *Cluster, path string) {
+	out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
+	if err == nil {
+		err = os.WriteFile(path, out, 0o644)
+	}
+	if err != nil {
+		b.Errorf("the heap profile: %v", err)
 	}
 }
