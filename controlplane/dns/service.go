@@ -135,14 +135,21 @@ func (s *Server) applyEndpointSlice(ctx context.Context, svc *corev1.Service, ad
 		},
 	}
 	slices := s.client.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
-	_, err := slices.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		if err != nil {
+	// Get first, as for the Service: a create every resync would be
+	// refused (409) once a minute in the audit log and on the dashboard,
+	// as the admin's request.
+	if _, err := slices.Get(ctx, ServiceName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		_, err := slices.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create EndpointSlice %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 		}
-		return nil
+	} else if err != nil {
+		return fmt.Errorf("failed to read EndpointSlice %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := slices.Get(ctx, ServiceName, metav1.GetOptions{})
 		if err != nil {
 			return err

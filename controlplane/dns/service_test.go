@@ -57,3 +57,63 @@ func TestMaintainServiceOutlastsAPIErrors(t *testing.T) {
 		t.Errorf("kube-dns Service: %v", err)
 	}
 }
+
+// TestApplyServiceWritesNothingWhenInPlace: the resync that runs every
+// minute only reads when the Service and EndpointSlice are as wanted: a
+// create of either would be refused (409) and show on the dashboard as
+// the admin's request, and an update would be a change nobody made. A
+// slice that is gone, or whose address changed, is written again.
+func TestApplyServiceWritesNothingWhenInPlace(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	s := &Server{cfg: Config{ServiceIP: netip.MustParseAddr("10.96.0.10")}, client: client, log: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	addr := netip.MustParseAddrPort("127.0.0.1:5353")
+	if err := s.applyService(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	writes := func() []string {
+		var w []string
+		for _, a := range client.Actions() {
+			if a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+				w = append(w, a.GetVerb()+" "+a.GetResource().Resource)
+			}
+		}
+		client.ClearActions()
+		return w
+	}
+	if got := writes(); len(got) != 2 {
+		t.Errorf("first apply wrote %q, want the Service and the EndpointSlice created", got)
+	}
+	if err := s.applyService(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(); len(got) != 0 {
+		t.Errorf("resync with both in place wrote %q, want nothing", got)
+	}
+
+	slices := client.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
+	if err := slices.Delete(ctx, ServiceName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client.ClearActions()
+	if err := s.applyService(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(); len(got) != 1 || got[0] != "create endpointslices" {
+		t.Errorf("resync after the slice was deleted wrote %q, want it created", got)
+	}
+	moved := netip.MustParseAddrPort("127.0.0.2:5353")
+	if err := s.applyService(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(); len(got) != 1 || got[0] != "update endpointslices" {
+		t.Errorf("resync with a new address wrote %q, want the slice updated", got)
+	}
+	slice, err := slices.Get(ctx, ServiceName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slice.Endpoints[0].Addresses[0]; got != "127.0.0.2" {
+		t.Errorf("endpoint address = %s, want 127.0.0.2", got)
+	}
+}
