@@ -94,10 +94,16 @@ func (c *authorizerChain) Authorize(ctx context.Context, a auth.Attributes) (aut
 	if a.User != nil && slices.Contains(a.User.Groups, auth.GroupMasters) {
 		return auth.DecisionAllow, mastersReason, nil
 	}
+	// A filled cache answers even a request whose context has ended (a
+	// select picks one of two ready cases at random).
 	select {
 	case <-c.ready:
-	case <-ctx.Done():
-		return auth.DecisionNoOpinion, "", fmt.Errorf("failed to wait for the RBAC cache: %w", ctx.Err())
+	default:
+		select {
+		case <-c.ready:
+		case <-ctx.Done():
+			return auth.DecisionNoOpinion, "", fmt.Errorf("failed to wait for the RBAC cache: %w", ctx.Err())
+		}
 	}
 	var reasons []string
 	var errs []error
@@ -148,7 +154,12 @@ func (q *request) authorize() bool {
 	}
 	if err != nil {
 		q.ev.Annotations[audit.AnnotationReason] = "internal error"
-		q.fail(stageAuthorization, apierrors.NewInternalError(err))
+		if q.ctx.Err() == nil {
+			err = apierrors.NewInternalError(err)
+		}
+		// else the request ended (its client went away, or the server
+		// is stopping) while it waited: toStatus answers that.
+		q.fail(stageAuthorization, err)
 		return false
 	}
 	q.ev.Annotations[audit.AnnotationDecision] = auth.DecisionDeny.String()

@@ -209,7 +209,12 @@ func (q *request) noteStages() {
 // the request ("" means the stage entered last).
 func (q *request) fail(stage string, err error) {
 	status := toStatus(err)
-	if status.Code >= 500 {
+	switch {
+	case errors.Is(err, context.Canceled):
+		// Its client went away or the server is stopping: nobody
+		// reads the answer, and nothing went wrong here.
+		q.s.log.Debug("API request ended before it was answered", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
+	case status.Code >= 500:
 		q.s.log.Error("API request failed", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
 	}
 	if stage == "" && len(q.stages) > 0 {
@@ -244,6 +249,12 @@ func toStatus(err error) *metav1.Status {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		st := apierrors.NewTimeoutError("request did not complete within the allowed duration", 0).ErrStatus
+		st.Kind, st.APIVersion = "Status", "v1"
+		return &st
+	case errors.Is(err, context.Canceled):
+		// As kube-apiserver's request finisher answers a request whose
+		// context ended.
+		st := apierrors.NewTimeoutError("request did not complete within requested timeout - "+context.Canceled.Error(), 0).ErrStatus
 		st.Kind, st.APIVersion = "Status", "v1"
 		return &st
 	case errors.Is(err, storage.ErrCompacted):
