@@ -15,7 +15,9 @@
 // add-on's kube-system/kube-dns Service (the 10th address of the service
 // range, without selector) and its EndpointSlice (managed by ManagedBy)
 // pointing at the address and port the server listens on, on every start,
-// as kubeadm applies CoreDNS's manifests. The plugin's setup points klog at
+// as kubeadm applies CoreDNS's manifests, and again every minute so a
+// deleted one comes back; each is read first and written only when it is
+// missing or differs. The plugin's setup points klog at
 // CoreDNS's logger for the whole process; start gives klog its own output
 // back. It touches nothing else.
 package dns
