@@ -126,14 +126,37 @@ func (q *request) watchAuditEvents(from int64, timeoutSeconds *int64) error {
 			if !ok {
 				return nil
 			}
-			if err := send(rec); err != nil {
+			recs, err := missedAuditEvents(q.s.audit, sent, rec)
+			if err != nil {
+				// The client lists again, as after a compaction.
+				ws.sendError(err)
 				return nil
+			}
+			for _, rec := range recs {
+				if err := send(rec); err != nil {
+					return nil
+				}
 			}
 			if len(live) == 0 {
 				q.w.Flush()
 			}
 		}
 	}
+}
+
+// missedAuditEvents is what a watch that sent up to sequence number sent
+// sends on receiving rec: rec, or, when the ring skipped this subscriber
+// for falling behind (a gap in Seq), what it missed and rec from what the
+// ring keeps; 410 Expired when the ring no longer keeps the first of them.
+func missedAuditEvents(ring *audit.Ring, sent int64, rec audit.EncodedRecord) ([]audit.EncodedRecord, error) {
+	if rec.Seq <= sent+1 {
+		return []audit.EncodedRecord{rec}, nil
+	}
+	kept := ring.SinceEncoded(sent)
+	if len(kept) == 0 || kept[0].Seq > sent+1 {
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("the watch fell behind: the audit events after %d are no longer kept", sent))
+	}
+	return kept, nil
 }
 
 // auditEventOf names a recorded event (upstream's audit.k8s.io/v1 type,

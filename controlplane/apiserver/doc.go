@@ -27,7 +27,10 @@
 // glassplane.io/v1alpha1 auditevents (auditevents.go) lists and watches the
 // audit ring's events, each an audit.k8s.io/v1 Event, resourceVersion being
 // the ring's sequence number; the ring keeps each event's protobuf encoding,
-// which a protobuf watch sends as it is (a JSON client's is decoded). glassplane.io/v1alpha1 schedulingdecisions
+// which a protobuf watch sends as it is (a JSON client's is decoded); a
+// watch the ring skipped for falling behind sends what it missed from what
+// the ring keeps, or ends with 410 Expired when the ring no longer keeps
+// it. glassplane.io/v1alpha1 schedulingdecisions
 // (scheduling_decisions.go), the scheduler's per-pod decision records, are
 // an ordinary stored resource under the group's own etcd prefix
 // (/registry/glassplane.io/schedulingdecisions/<namespace>/<pod>), named
