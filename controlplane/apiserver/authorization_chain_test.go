@@ -1,14 +1,19 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/glassplane/glassplane/controlplane/apiserver/audit"
 	"github.com/glassplane/glassplane/controlplane/apiserver/auth"
 )
 
@@ -48,5 +53,32 @@ func TestCanceledRequestIsATimeoutNotAnInternalError(t *testing.T) {
 	}
 	if st := toStatus(apierrors.NewInternalError(errors.New("boom"))); st.Code != http.StatusInternalServerError {
 		t.Errorf("an internal error's status = %d, want 500", st.Code)
+	}
+}
+
+// TestTimeoutsAreNotLoggedAsErrors: a 504 Timeout (a resource version ahead
+// of etcd's, which client-go asks for and retries) is the client's to wait
+// out, logged below ERROR; a 500 is the server's failure, logged as one.
+func TestTimeoutsAreNotLoggedAsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code int
+		want slog.Level
+	}{
+		{tooLargeResourceVersion(12, 10), http.StatusGatewayTimeout, slog.LevelInfo},
+		{apierrors.NewInternalError(errors.New("boom")), http.StatusInternalServerError, slog.LevelError},
+	} {
+		var logged bytes.Buffer
+		s := &Server{log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})), audit: audit.NewRing(16)}
+		rec := httptest.NewRecorder()
+		q := s.newRequest(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods?resourceVersion=12", nil))
+		q.info = &RequestInfo{Verb: "list"}
+		q.fail("", tc.err)
+		if rec.Code != tc.code {
+			t.Errorf("%v: answered %d, want %d", tc.err, rec.Code, tc.code)
+		}
+		if want := "level=" + tc.want.String(); !strings.Contains(logged.String(), want) {
+			t.Errorf("%v: logged %q, want a line at %s", tc.err, logged.String(), tc.want)
+		}
 	}
 }

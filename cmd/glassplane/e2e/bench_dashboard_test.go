@@ -138,6 +138,9 @@ const renderSamples = `(() => {
 // file.base file: what the churn allocated); GLASSPLANE_BENCH_DASH_LOG=file writes the
 // cluster's log (with GODEBUG=gctrace=1 in the environment, its garbage
 // collections);
+// GLASSPLANE_BENCH_DASH_AUDITLOG=file writes the cluster's audit log (every
+// request, with its stage timestamps: what else the API served at a slow
+// moment);
 // GLASSPLANE_BENCH_DASH_TRACE=file writes chromium's timeline trace (style,
 // layout, paint, scripts; DevTools' Performance panel opens it) and logs
 // where the page's main thread spent its time (more trace categories, such
@@ -148,7 +151,11 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
 	rate := benchEnvInt("GLASSPLANE_BENCH_DASH_RATE", 200)
 	seconds := benchEnvInt("GLASSPLANE_BENCH_DASH_SECONDS", 20)
-	c := NewCluster(b, "--node-runtime", "none", "--simulated-nodes", strconv.Itoa(nodes))
+	args := []string{"--node-runtime", "none", "--simulated-nodes", strconv.Itoa(nodes)}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_AUDITLOG"); path != "" {
+		args = append(args, "--audit-log-path", path)
+	}
+	c := NewCluster(b, args...)
 	ctx := context.Background()
 	// A client whose own rate limit (client-go's default is 5 qps) is not
 	// what the benchmark measures.
