@@ -138,6 +138,11 @@ func (h *hub) watch(ctx context.Context) <-chan source.Event {
 		if err == nil {
 			return ch
 		}
+		if ctx.Err() != nil {
+			// Stopping: the API ended the watch and refused the new one
+			// as the same stop reached it.
+			return nil
+		}
 		if errors.Is(err, source.ErrCompacted) {
 			h.log.Warn("dashboard stream fell behind compaction; pages resync", "from", from)
 			h.mu.Lock()

@@ -1,7 +1,10 @@
 // Package node is Glassplane's node agent, its kubelet: an API client (never
-// etcd) that registers its Node, renews its Lease in kube-node-lease (from
-// the copy it last wrote, without reading it), posts the node status when
-// it changed or every five minutes (kubelet's nodeStatusReportFrequency),
+// etcd) that registers its Node, renews its Lease in kube-node-lease with
+// kubelet's own lease controller (k8s.io/component-helpers: every ten
+// seconds with up to 4% jitter, from the copy it last wrote, without
+// reading it), checks the node status every minute (with kubelet's 4%
+// jitter, so nodes started together drift apart) and posts it when it
+// changed or every five minutes (kubelet's nodeStatusReportFrequency),
 // and at once after a pull that changed its image list (for the
 // scheduler's ImageLocality; a pull that found the same image does not),
 // watches only the pods bound to it, runs them through a runtime.Runtime

@@ -15,14 +15,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
+	"k8s.io/component-helpers/apimachinery/lease"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/glassplane/glassplane/controlplane/localpath"
 	"github.com/glassplane/glassplane/controlplane/usage"
@@ -252,10 +256,11 @@ func sameNodeStatus(a, b *corev1.NodeStatus) bool {
 	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
-// nodeStatusLoop updates the node status every NodeStatusInterval and when
-// kicked; a node deleted from the API is registered again.
+// nodeStatusLoop updates the node status every NodeStatusInterval, with
+// up to 4% jitter as kubelet's syncNodeStatus loop has, and when kicked; a
+// node deleted from the API is registered again.
 func (a *Agent) nodeStatusLoop(ctx context.Context) {
-	t := time.NewTicker(a.cfg.NodeStatusInterval)
+	t := time.NewTimer(wait.Jitter(a.cfg.NodeStatusInterval, nodeStatusJitter))
 	defer t.Stop()
 	for {
 		select {
@@ -263,7 +268,9 @@ func (a *Agent) nodeStatusLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-a.statusKick:
+			t.Stop()
 		}
+		t.Reset(wait.Jitter(a.cfg.NodeStatusInterval, nodeStatusJitter))
 		err := a.updateNodeStatus(ctx)
 		if apierrors.IsNotFound(err) {
 			_, err = a.registerNode(ctx)
@@ -274,76 +281,32 @@ func (a *Agent) nodeStatusLoop(ctx context.Context) {
 	}
 }
 
-// leaseLoop creates and renews the node's Lease in kube-node-lease.
+// nodeStatusJitter is kubelet's jitter factor for its node status loop.
+const nodeStatusJitter = 0.04
+
+// leaseLoop keeps the node's Lease in kube-node-lease with kubelet's own
+// lease controller (k8s.io/component-helpers): it creates the Lease, owned
+// by the Node, and renews it every LeaseRenewInterval with up to 4% jitter,
+// from the copy it last wrote rather than reading it first (only this node
+// writes its Lease), and reads and creates it again when that fails. The
+// jitter matters here: simulated nodes started together would otherwise
+// renew in the same instant every interval, a hundred writes at once.
 func (a *Agent) leaseLoop(ctx context.Context, node *corev1.Node) {
-	t := time.NewTicker(a.cfg.LeaseRenewInterval)
-	defer t.Stop()
-	var latest *coordinationv1.Lease
-	for {
-		var err error
-		if latest, err = a.renewLease(ctx, node, latest); err != nil && ctx.Err() == nil {
-			a.log.Warn("failed to renew node lease", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	ctl := lease.NewController(clock.RealClock{}, a.client, a.cfg.NodeName,
+		int32(a.cfg.LeaseDuration/time.Second), nil, a.cfg.LeaseRenewInterval,
+		a.cfg.NodeName, LeaseNamespace, nodeOwner(node))
+	ctl.Run(klog.NewContext(ctx, logr.FromSlogHandler(a.log.Handler())))
 }
 
-// renewLease sets the Lease's renewTime to now, creating the Lease (owned
-// by the Node, as kubelet does) if it does not exist, and returns the Lease
-// as written. Like kubelet's lease controller it renews from latest, the
-// Lease as this agent last wrote it, without reading it first: only this
-// node writes its Lease, so the read would return the same. When that
-// update fails (someone else changed or deleted the Lease), it reads the
-// Lease and tries again.
-func (a *Agent) renewLease(ctx context.Context, node *corev1.Node, latest *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	leases := a.client.CoordinationV1().Leases(LeaseNamespace)
-	now := metav1.NewMicroTime(time.Now())
-	spec := coordinationv1.LeaseSpec{
-		HolderIdentity:       ptr.To(a.cfg.NodeName),
-		LeaseDurationSeconds: ptr.To(int32(a.cfg.LeaseDuration / time.Second)),
-		RenewTime:            &now,
-	}
-	renew := func(cur *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-		cur = cur.DeepCopy()
-		cur.Spec.HolderIdentity = spec.HolderIdentity
-		cur.Spec.LeaseDurationSeconds = spec.LeaseDurationSeconds
-		cur.Spec.RenewTime = spec.RenewTime
-		return leases.Update(ctx, cur, metav1.UpdateOptions{})
-	}
-	if latest != nil {
-		lease, err := renew(latest)
-		if err == nil {
-			return lease, nil
+// nodeOwner makes the Node the owner of its Lease, as kubelet's
+// setNodeOwnerFunc does, so that deleting the Node deletes the Lease.
+func nodeOwner(node *corev1.Node) lease.ProcessLeaseFunc {
+	return func(l *coordinationv1.Lease) error {
+		if len(l.OwnerReferences) == 0 && node != nil && node.UID != "" {
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
 		}
-		a.log.Debug("failed to renew the lease as last written, reading it", "err", err)
+		return nil
 	}
-	cur, err := leases.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		lease := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: LeaseNamespace},
-			Spec:       spec,
-		}
-		if node != nil && node.UID != "" {
-			lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
-		}
-		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("failed to create lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
-		}
-		return created, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to get lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
-	}
-	lease, err := renew(cur)
-	if err != nil {
-		return nil, fmt.Errorf("failed to renew lease %q: %w", LeaseNamespace+"/"+a.cfg.NodeName, err)
-	}
-	return lease, nil
 }
 
 // capacity is the node's resources: simulated defaults or the host's,
