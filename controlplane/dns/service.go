@@ -64,7 +64,11 @@ func (s *Server) applyKubeDNSService(ctx context.Context) (*corev1.Service, erro
 	services := s.client.CoreV1().Services(metav1.NamespaceSystem)
 	// Get first: creating a Service that exists with its cluster IP is
 	// refused for the IP (422, already allocated) before its name (409).
-	if _, err := services.Get(ctx, ServiceName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	// What it reads is what the update starts from; it reads again only
+	// after a conflict.
+	cur, err := services.Get(ctx, ServiceName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
 		created, err := services.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
 		if err == nil {
 			return created, nil
@@ -72,14 +76,17 @@ func (s *Server) applyKubeDNSService(ctx context.Context) (*corev1.Service, erro
 		if !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("failed to create Service %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 		}
-	} else if err != nil {
+		cur = nil
+	case err != nil:
 		return nil, fmt.Errorf("failed to read Service %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 	}
 	var svc *corev1.Service
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := services.Get(ctx, ServiceName, metav1.GetOptions{})
-		if err != nil {
-			return err
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if cur == nil {
+			var err error
+			if cur, err = services.Get(ctx, ServiceName, metav1.GetOptions{}); err != nil {
+				return err
+			}
 		}
 		if cur.Spec.ClusterIP != want.Spec.ClusterIP {
 			// The ClusterIP is immutable: the Service was made with
@@ -99,7 +106,10 @@ func (s *Server) applyKubeDNSService(ctx context.Context) (*corev1.Service, erro
 			svc = cur
 			return nil
 		}
-		svc, err = services.Update(ctx, upd, metav1.UpdateOptions{FieldManager: ManagedBy})
+		var err error
+		if svc, err = services.Update(ctx, upd, metav1.UpdateOptions{FieldManager: ManagedBy}); err != nil {
+			cur = nil
+		}
 		return err
 	})
 	if err != nil {
@@ -138,7 +148,9 @@ func (s *Server) applyEndpointSlice(ctx context.Context, svc *corev1.Service, ad
 	// Get first, as for the Service: a create every resync would be
 	// refused (409) once a minute in the audit log and on the dashboard,
 	// as the admin's request.
-	if _, err := slices.Get(ctx, ServiceName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	cur, err := slices.Get(ctx, ServiceName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
 		_, err := slices.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy})
 		if err == nil {
 			return nil
@@ -146,13 +158,16 @@ func (s *Server) applyEndpointSlice(ctx context.Context, svc *corev1.Service, ad
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create EndpointSlice %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 		}
-	} else if err != nil {
+		cur = nil
+	case err != nil:
 		return fmt.Errorf("failed to read EndpointSlice %s/%s: %w", metav1.NamespaceSystem, ServiceName, err)
 	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := slices.Get(ctx, ServiceName, metav1.GetOptions{})
-		if err != nil {
-			return err
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if cur == nil {
+			var err error
+			if cur, err = slices.Get(ctx, ServiceName, metav1.GetOptions{}); err != nil {
+				return err
+			}
 		}
 		upd := cur.DeepCopy()
 		if upd.Labels == nil {
@@ -166,7 +181,10 @@ func (s *Server) applyEndpointSlice(ctx context.Context, svc *corev1.Service, ad
 		if equality.Semantic.DeepEqual(cur, upd) {
 			return nil
 		}
-		_, err = slices.Update(ctx, upd, metav1.UpdateOptions{FieldManager: ManagedBy})
+		_, err := slices.Update(ctx, upd, metav1.UpdateOptions{FieldManager: ManagedBy})
+		if err != nil {
+			cur = nil
+		}
 		return err
 	})
 	if err != nil {

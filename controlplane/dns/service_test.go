@@ -87,6 +87,15 @@ func TestApplyServiceWritesNothingWhenInPlace(t *testing.T) {
 	if err := s.applyService(ctx, addr); err != nil {
 		t.Fatal(err)
 	}
+	reads := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "get" {
+			reads++
+		}
+	}
+	if reads != 2 {
+		t.Errorf("resync with both in place made %d reads, want 2 (the Service and the EndpointSlice, once each)", reads)
+	}
 	if got := writes(); len(got) != 0 {
 		t.Errorf("resync with both in place wrote %q, want nothing", got)
 	}
