@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"maps"
 	"net"
 	"os"
@@ -295,7 +296,44 @@ func (a *Agent) leaseLoop(ctx context.Context, node *corev1.Node) {
 	ctl := lease.NewController(clock.RealClock{}, a.client, a.cfg.NodeName,
 		int32(a.cfg.LeaseDuration/time.Second), nil, a.cfg.LeaseRenewInterval,
 		a.cfg.NodeName, LeaseNamespace, nodeOwner(node))
-	ctl.Run(klog.NewContext(ctx, logr.FromSlogHandler(a.log.Handler())))
+	logger := logr.FromSlogHandler(stoppedQuiet{ctx, a.log.Handler()})
+	ctl.Run(klog.NewContext(ctx, logger))
+}
+
+// stoppedQuiet logs through h, at debug level once ctx has ended: the lease
+// controller reports a renewal that the agent's stop cut short as a failed
+// update, an error, as the agent's own loops do not.
+type stoppedQuiet struct {
+	ctx context.Context
+	h   slog.Handler
+}
+
+func (q stoppedQuiet) level(l slog.Level) slog.Level {
+	if q.ctx.Err() != nil {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q stoppedQuiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.h.Enabled(ctx, q.level(l))
+}
+
+func (q stoppedQuiet) Handle(ctx context.Context, r slog.Record) error {
+	// logr hands errors on without asking Enabled.
+	r.Level = q.level(r.Level)
+	if !q.h.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return q.h.Handle(ctx, r)
+}
+
+func (q stoppedQuiet) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return stoppedQuiet{q.ctx, q.h.WithAttrs(attrs)}
+}
+
+func (q stoppedQuiet) WithGroup(name string) slog.Handler {
+	return stoppedQuiet{q.ctx, q.h.WithGroup(name)}
 }
 
 // nodeOwner makes the Node the owner of its Lease, as kubelet's
