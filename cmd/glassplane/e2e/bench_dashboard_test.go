@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +123,9 @@ const renderSamples = `(() => {
 // server, etcd, controllers and dashboard together: they share one
 // process), with the CPU of the browser and of the benchmark's own
 // client, which share the machine with it (the browser at normal priority,
-// as a person's: see webtest.Browser). Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
+// as a person's: see webtest.Browser); and the cluster process's garbage
+// collections during the churn (gc-cycles/s, gc-marking: the share of the
+// time one was marking, gc-cpu-cores, gc-live-MB), from its gctrace. Sizes: GLASSPLANE_BENCH_DASH_PODS, _NODES, _RATE, _SECONDS;
 // GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
 // profile (a .cpuprofile chromium's DevTools open) for the measured time;
 // GLASSPLANE_BENCH_DASH_GOPROFILE=file writes the cluster process's Go CPU
@@ -136,8 +139,8 @@ const renderSamples = `(() => {
 // GLASSPLANE_BENCH_DASH_HEAPPROFILE=file writes the cluster process's heap
 // profile after the churn, and file.base before it (go tool pprof -base
 // file.base file: what the churn allocated); GLASSPLANE_BENCH_DASH_LOG=file writes the
-// cluster's log (with GODEBUG=gctrace=1 in the environment, its garbage
-// collections);
+// cluster's log (with its garbage collections: the cluster runs with
+// GODEBUG=gctrace=1);
 // GLASSPLANE_BENCH_DASH_AUDITLOG=file writes the cluster's audit log (every
 // request, with its stage timestamps: what else the API served at a slow
 // moment);
@@ -151,6 +154,10 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	nodes := benchEnvInt("GLASSPLANE_BENCH_DASH_NODES", 100)
 	rate := benchEnvInt("GLASSPLANE_BENCH_DASH_RATE", 200)
 	seconds := benchEnvInt("GLASSPLANE_BENCH_DASH_SECONDS", 20)
+	// The cluster process reports each garbage collection on its log
+	// (gcSpan reads them): on two shared cores, the collector's marking
+	// is where the render latency's tail comes from.
+	b.Setenv("GODEBUG", strings.Trim(os.Getenv("GODEBUG")+",gctrace=1", ","))
 	args := []string{"--node-runtime", "none", "--simulated-nodes", strconv.Itoa(nodes)}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_AUDITLOG"); path != "" {
 		args = append(args, "--audit-log-path", path)
@@ -275,6 +282,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 		writeHeapProfile(b, c, path+".base")
 	}
 	cpu0, browser0, self0 := processCPU(b, c.cmd.Process.Pid), browserCPU(), processCPU(b, os.Getpid())
+	log0 := c.log.Len()
 	b.ResetTimer()
 	start := time.Now()
 	tick := time.NewTicker(time.Second / time.Duration(max(1, rate/2)))
@@ -345,6 +353,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	b.StopTimer()
 	cpu := processCPU(b, c.cmd.Process.Pid) - cpu0
 	browser, self := browserCPU()-browser0, processCPU(b, os.Getpid())-self0
+	gc := gcSpan(c.log.Since(log0))
 	// Let the last changes arrive, then read the page's samples.
 	time.Sleep(2 * time.Second)
 	stopTrace()
@@ -446,6 +455,13 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	b.ReportMetric(processRSS(b, c.cmd.Process.Pid), "process-rss-MB")
 	b.ReportMetric(browser.Seconds()/elapsed.Seconds(), "browser-cpu-cores")
 	b.ReportMetric(self.Seconds()/elapsed.Seconds(), "bench-client-cpu-cores")
+	// The collections that began during the churn: how often, how much of
+	// the time one was marking, the CPU they took (part of
+	// process-cpu-cores) and the heap live after the last.
+	b.ReportMetric(float64(gc.cycles)/elapsed.Seconds(), "gc-cycles/s")
+	b.ReportMetric(gc.markWall.Seconds()/elapsed.Seconds(), "gc-marking")
+	b.ReportMetric(gc.cpu.Seconds()/elapsed.Seconds(), "gc-cpu-cores")
+	b.ReportMetric(float64(gc.liveMB), "gc-live-MB")
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
 		writeHeapProfile(b, c, path)
 	}
@@ -639,4 +655,35 @@ func writeHeapProfile(b *testing.B, c *Cluster, path string) {
 	if err != nil {
 		b.Errorf("the heap profile: %v", err)
 	}
+}
+
+// gcTrace matches a garbage collection's line of GODEBUG=gctrace=1: its
+// clock times (stop, mark, stop), its CPU times (stop, assist/background/
+// idle mark, stop) and the heap at start, end and live after it.
+var gcTrace = regexp.MustCompile(`(?m)^gc \d+ @[\d.]+s \d+%: ([\d.]+)\+([\d.]+)\+([\d.]+) ms clock, ([\d.]+)\+([\d.]+)/([\d.]+)/([\d.]+)\+([\d.]+) ms cpu, \d+->\d+->(\d+) MB`)
+
+// gcStats sums the collections of a stretch of log.
+type gcStats struct {
+	cycles   int
+	markWall time.Duration // clock time spent marking
+	cpu      time.Duration // CPU time of the stops and the marking
+	liveMB   int           // heap live after the last collection
+}
+
+// gcSpan reads the gctrace lines in log.
+func gcSpan(log string) gcStats {
+	var st gcStats
+	ms := func(s string) time.Duration {
+		f, _ := strconv.ParseFloat(s, 64)
+		return time.Duration(f * float64(time.Millisecond))
+	}
+	for _, m := range gcTrace.FindAllStringSubmatch(log, -1) {
+		st.cycles++
+		st.markWall += ms(m[2])
+		for _, c := range m[4:9] {
+			st.cpu += ms(c)
+		}
+		st.liveMB, _ = strconv.Atoi(m[9])
+	}
+	return st
 }
