@@ -214,11 +214,11 @@ func (q *request) fail(stage string, err error) {
 		// Its client went away or the server is stopping: nobody
 		// reads the answer, and nothing went wrong here.
 		q.s.log.Debug("API request ended before it was answered", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
-	case status.Reason == metav1.StatusReasonTimeout:
-		// A request that asked for what is not there yet (a resource
-		// version ahead of etcd's, which client-go retries) or ran out
-		// of its time: the client is told, and the server did not fail.
-		q.s.log.Info("API request timed out", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
+	case apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge):
+		// It asked for a resource version ahead of etcd's, which
+		// client-go retries: the client is told, and the server did not
+		// fail. (Other timeouts, such as etcd's, stay errors.)
+		q.s.log.Info("API request for a resource version not reached yet", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
 	case status.Code >= 500:
 		q.s.log.Error("API request failed", "verb", q.info.Verb, "path", q.r.URL.Path, "err", err)
 	}
