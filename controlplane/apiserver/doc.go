@@ -67,7 +67,8 @@
 // protobuf when the client's Accept prefers it (watches then send
 // length-prefixed metav1.WatchEvent frames). A watch event's object is
 // decoded once, and each frame encoded once, for all its watchers through
-// the storage event's memo; a watch flushes once it has caught up with the
+// the storage event's memo (a protobuf frame in one buffer: the object is
+// written in place and the WatchEvent's header in front of it); a watch flushes once it has caught up with the
 // events waiting for it. JSON merge patches take apart only the parts of
 // the object they reach, with jsonpatch.MergePatch's results. Every write
 // (create, update, patch, the status and scale subresources) records its
