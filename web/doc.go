@@ -22,8 +22,9 @@
 // Nodes lists, the etcd explorer (key history through revisions, diffs, the
 // cluster at a past revision), the classroom demos (package demo), login,
 // and the websocket hub that streams changes to open pages (each page gets
-// only the message types, and objects of the kinds, it asks for, batched
-// into at most one frame per 50 ms). It is a client of the Kubernetes API
+// only the message types, and objects of the kinds, it asks for, without
+// the parts it leaves out (audit messages' request details; background
+// steps, counted instead), batched into at most one frame per 50 ms). It is a client of the Kubernetes API
 // like the scheduler and the controllers, and imports nothing of the API
 // server, its storage or etcd (a test checks): it reads cluster state
 // through the interfaces of package web/source, which web/source/kube

@@ -20,10 +20,15 @@ const (
 	rewatchDelay = time.Second
 )
 
-// outgoing is one encoded message for a page, with who may read it.
+// outgoing is one encoded message for a page, with who may read it; or,
+// for a page that has background steps counted, one such step (b nil),
+// with its revision or audit sequence number.
 type outgoing struct {
 	b     []byte
 	scope *readScope
+	// background marks a left-out background step.
+	background    bool
+	revision, seq int64
 }
 
 // client is one connected page.
@@ -40,6 +45,27 @@ type client struct {
 	// objects are the kinds whose objects the page's watch messages carry;
 	// nil is every kind.
 	objects map[string]bool
+	// without are the parts the page left out (streamParts): its audit
+	// messages' request details, its background steps (counted instead).
+	without map[string]bool
+}
+
+// The parts of the stream a page may leave out with without=.
+const (
+	// partRequest is an audit message's request details (authentication,
+	// authorization, admission): the requests page shows them.
+	partRequest = "request"
+	// partBackground is the background steps: the page gets a count of
+	// them in each frame instead (MessageBackground).
+	partBackground = "background"
+)
+
+// streamParts are the parts a page may leave out with without=.
+var streamParts = map[string]bool{partRequest: true, partBackground: true}
+
+// counts reports whether m is a background step c has counted, not sent.
+func (c *client) counts(m *Message) bool {
+	return m.Background != "" && c.without[partBackground] && (m.Type == MessageAudit || m.Type == MessageEvent)
 }
 
 // wantsObject reports whether the page's watch messages carry objects of
@@ -49,12 +75,30 @@ func (c *client) wantsObject(kind string) bool {
 }
 
 // forClient is m as c asked for it: without the object when c does not
-// want objects of its kind.
+// want objects of its kind, without the request details when c left them
+// out.
 func (c *client) forClient(m Message) Message {
 	if m.Object != nil && !c.wantsObject(m.Kind) {
 		m.Object = nil
 	}
+	if c.without[partRequest] {
+		m.Request = nil
+	}
 	return m
+}
+
+// variant numbers the encodings of m that clients may ask for (with or
+// without its object, with or without its request details), so each is
+// made at most once.
+func (c *client) variant(m *Message) int {
+	v := 0
+	if m.Object != nil && c.wantsObject(m.Kind) {
+		v |= 1
+	}
+	if m.Request != nil && !c.without[partRequest] {
+		v |= 2
+	}
+	return v
 }
 
 // mayRead reports whether the page's user may read a message of scope s.
@@ -204,39 +248,38 @@ func (h *hub) broadcast(m Message) {
 }
 
 // sendLocked queues m for every client that asked for its type, dropping
-// those whose queue is full; m is encoded at most twice for all of them
-// (with its object, and without for pages that do not want it). Its read
-// scope goes along, for the pages of logged-in users to filter by (see
+// those whose queue is full; m is encoded at most once per variant for all
+// of them (with or without its object and its request details), and not at
+// all for a page that has its background steps counted. Its read scope
+// goes along, for the pages of logged-in users to filter by (see
 // streamFrames). h.mu must be held.
 func (h *hub) sendLocked(m Message) {
-	var full, lean []byte
+	var encoded [4][]byte
 	var scope *readScope
 	for c := range h.clients {
 		if !c.wants(m.Type) {
 			continue
 		}
-		withObject := m.Object != nil && c.wantsObject(m.Kind)
-		b := full
-		if !withObject {
-			b = lean
-		}
-		if b == nil {
-			var err error
-			if b, err = json.Marshal(c.forClient(m)); err != nil {
-				h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
-				return
-			}
-			if withObject {
-				full = b
-			} else {
-				lean = b
-			}
-		}
 		if c.viewer != nil && scope == nil {
 			scope = new(m.scope)
 		}
+		o := outgoing{scope: scope}
+		if c.counts(&m) {
+			o.background, o.revision, o.seq = true, m.Revision, m.Seq
+		} else {
+			v := c.variant(&m)
+			if encoded[v] == nil {
+				b, err := json.Marshal(c.forClient(m))
+				if err != nil {
+					h.log.Warn("failed to encode a dashboard message", "type", m.Type, "err", err)
+					return
+				}
+				encoded[v] = b
+			}
+			o.b = encoded[v]
+		}
 		select {
-		case c.send <- outgoing{b: b, scope: scope}:
+		case c.send <- o:
 		default:
 			h.log.Debug("dropping a slow dashboard client")
 			h.dropLocked(c)
@@ -258,11 +301,12 @@ func (h *hub) wantedLocked(types ...string) bool {
 }
 
 // join adds a client that gets the messages of the given types, with the
-// objects of the given kinds (nil: all), that viewer may read (nil: all),
+// objects of the given kinds (nil: all), without the given parts, that
+// viewer may read (nil: all),
 // and returns the revision and audit sequence its live messages start
 // after.
-func (h *hub) join(types, objects map[string]bool, viewer *userAccess) (c *client, rev, seq int64) {
-	c = &client{send: make(chan outgoing, clientBuffer), dropped: make(chan struct{}), types: types, objects: objects, viewer: viewer}
+func (h *hub) join(types, objects, without map[string]bool, viewer *userAccess) (c *client, rev, seq int64) {
+	c = &client{send: make(chan outgoing, clientBuffer), dropped: make(chan struct{}), types: types, objects: objects, without: without, viewer: viewer}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.clients[c] = struct{}{}

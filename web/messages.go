@@ -37,6 +37,11 @@ const (
 	// MessageResync tells the page that changes were lost (its revision is
 	// too old, or it fell behind) and it must reload its data.
 	MessageResync = "resync"
+	// MessageBackground counts the background steps (audit and event
+	// messages with a Background) left out of a frame for a page that
+	// asked for them counted (without=background), with the newest
+	// revision and audit sequence number among them.
+	MessageBackground = "background"
 )
 
 // Message is one websocket message. Every message about an object carries its
@@ -102,6 +107,8 @@ type Message struct {
 	// message is (lease, heartbeat, event-write, check: backgroundOf), empty
 	// for a step of the story.
 	Background string `json:"background,omitempty"`
+	// Count is how many background steps a background message stands for.
+	Count int `json:"count,omitempty"`
 
 	// scope is who may read the message; it is not sent.
 	scope readScope

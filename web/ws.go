@@ -46,7 +46,12 @@ var streamTypes = map[string]bool{MessageWatch: true, MessageEvent: true, Messag
 // or more messages, in order. With types=watch,audit,... the page gets only
 // those types (and hello and resync); without it, every type. With
 // objects=ConfigMap,... watch messages carry the object only for those kinds
-// (objects= for none); without it, for every kind. With
+// (objects= for none); without it, for every kind. With without=request
+// audit messages come without their request details (half of a busy
+// stream's bytes, which only the requests page shows); with
+// without=background the background steps (leases, heartbeats, Event
+// writes, checks: a quarter of a busy cluster's messages) are not sent but
+// counted, in one background message per frame. With
 // since=<revision> the changes after that revision are replayed first, with
 // audit=<seq> the audit events after that sequence number; a revision that
 // is too old is answered with a resync message. The Origin must be the
@@ -66,6 +71,10 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	objects := queryList(c, "objects")
+	without, err := queryParts(c)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
 	req := c.Request()
 	select {
 	case <-d.hub.ready:
@@ -80,7 +89,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	defer conn.CloseNow()
 	ctx := conn.CloseRead(req.Context())
 
-	cl, rev, seq := d.hub.join(types, objects, d.readerOf(req))
+	cl, rev, seq := d.hub.join(types, objects, without, d.readerOf(req))
 	defer d.hub.leave(cl)
 	if err := writeMessages(ctx, conn, Message{Type: MessageHello, Revision: rev, Seq: seq}); err != nil {
 		return nil
@@ -92,6 +101,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	}
 	if auditSince >= 0 && auditSince < seq && d.cfg.Audit != nil && cl.wants(MessageAudit) {
 		var msgs []Message
+		var bg background
 		for _, rec := range d.cfg.Audit.Since(auditSince) {
 			if rec.Seq > seq {
 				break
@@ -99,8 +109,13 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 			if !cl.viewer.mayReadAudit(ctx, actorOf(rec.Event)) {
 				continue
 			}
-			msgs = append(msgs, auditRecordMessage(rec))
+			if m := auditRecordMessage(rec); cl.counts(&m) {
+				bg.add(m.Revision, m.Seq)
+			} else {
+				msgs = append(msgs, cl.forClient(m))
+			}
 		}
+		msgs = bg.appendTo(msgs)
 		for len(msgs) > 0 {
 			n := min(len(msgs), maxFrameMessages)
 			if err := writeMessages(ctx, conn, msgs[:n]...); err != nil {
@@ -118,8 +133,13 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 // user may not read.
 func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 	batch := make([][]byte, 0, maxFrameMessages)
+	var bg background
 	add := func(o outgoing) {
-		if cl.mayRead(ctx, o.scope) {
+		switch {
+		case !cl.mayRead(ctx, o.scope):
+		case o.background:
+			bg.add(o.revision, o.seq)
+		default:
 			batch = append(batch, o.b)
 		}
 	}
@@ -135,7 +155,7 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 			conn.Close(websocket.StatusTryAgainLater, "too slow; reconnect with since")
 			return
 		case o := <-cl.send:
-			batch = batch[:0]
+			batch, bg = batch[:0], background{}
 			add(o)
 		}
 		// Soon after the last frame, gather what arrives until the
@@ -162,6 +182,13 @@ func streamFrames(ctx context.Context, conn *websocket.Conn, cl *client) {
 			default:
 				break drain
 			}
+		}
+		if bg.count > 0 {
+			b, err := json.Marshal(bg.message())
+			if err != nil {
+				return
+			}
+			batch = append(batch, b)
 		}
 		if len(batch) == 0 {
 			continue
@@ -216,12 +243,21 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl 
 			if ev.Revision > until {
 				return nil
 			}
+			var bg background
 			msgs := slices.DeleteFunc(storageMessages(ev, time.Now()), func(m Message) bool {
-				return !cl.wants(m.Type) || !cl.mayRead(ctx, &m.scope)
+				if !cl.wants(m.Type) || !cl.mayRead(ctx, &m.scope) {
+					return true
+				}
+				if cl.counts(&m) {
+					bg.add(m.Revision, m.Seq)
+					return true
+				}
+				return false
 			})
 			for i := range msgs {
 				msgs[i] = cl.forClient(msgs[i])
 			}
+			msgs = bg.appendTo(msgs)
 			if len(msgs) > 0 {
 				if err := writeMessages(ctx, conn, msgs...); err != nil {
 					return err
@@ -256,6 +292,43 @@ func queryTypes(c *echo.Context) (map[string]bool, error) {
 		}
 	}
 	return types, nil
+}
+
+// queryParts reads the without parameter: the parts of the stream the page
+// leaves out (streamParts), nil when absent.
+func queryParts(c *echo.Context) (map[string]bool, error) {
+	parts := queryList(c, "without")
+	for p := range parts {
+		if !streamParts[p] {
+			return nil, fmt.Errorf("query parameter without=%q names an unknown part %q (known: background, request)", c.QueryParam("without"), p)
+		}
+	}
+	return parts, nil
+}
+
+// background tallies the background steps left out of a frame for a page
+// that has them counted.
+type background struct {
+	count         int
+	revision, seq int64
+}
+
+func (b *background) add(revision, seq int64) {
+	b.count++
+	b.revision, b.seq = max(b.revision, revision), max(b.seq, seq)
+}
+
+// message is the tally as a background message.
+func (b *background) message() Message {
+	return Message{Type: MessageBackground, Count: b.count, Revision: b.revision, Seq: b.seq}
+}
+
+// appendTo adds the tally's message to msgs when it counted any.
+func (b *background) appendTo(msgs []Message) []Message {
+	if b.count == 0 {
+		return msgs
+	}
+	return append(msgs, b.message())
 }
 
 // queryList reads a comma-separated parameter: nil when absent, else the

@@ -192,7 +192,65 @@ func TestWebsocket(t *testing.T) {
 		}
 	})
 
-	for _, query := range []string{"?since=abc", "?types=watch,gossip"} {
+	t.Run("without=request leaves out audit messages' request details", func(t *testing.T) {
+		full := e.dial(t, "?types=audit")
+		lean := e.dial(t, "?types=audit&without=request")
+		next(t, full, isType(MessageHello))
+		next(t, lean, isType(MessageHello))
+		e.ring.Add(auditEvent("create", "pods", "", "default", "detailed", "kubernetes-admin", time.Now(), nil))
+		if m := next(t, full, isType(MessageAudit)); m.Name != "detailed" || m.Request == nil {
+			t.Errorf("audit message = %+v, want its request details", m)
+		}
+		if m := next(t, lean, isType(MessageAudit)); m.Name != "detailed" || m.Request != nil || m.Action != "create pods" || m.Component != "kubernetes-admin" {
+			t.Errorf("audit message without=request = %+v, want its step without the request details", m)
+		}
+	})
+
+	t.Run("without=background counts the background steps", func(t *testing.T) {
+		conn := e.dial(t, "?types=audit,event&without=background")
+		hello := next(t, conn, isType(MessageHello))
+		// Three background steps (an Event's write, a Lease renewal, a
+		// node's heartbeat), then a step of the story.
+		e.ring.Add(auditEvent("create", "events", "", "default", "counted.1", "system:node:node1", time.Now(), nil))
+		e.ring.Add(auditEvent("update", "leases", "", "kube-node-lease", "node1", "system:node:node1", time.Now(), nil))
+		e.ring.Add(auditEvent("patch", "nodes", "status", "", "node1", "system:node:node1", time.Now(), nil))
+		e.ring.Add(auditEvent("create", "pods", "", "default", "story", "kubernetes-admin", time.Now(), nil))
+		counted, story := 0, false
+		var seq int64
+		for counted < 3 || !story {
+			switch m := next(t, conn, func(Message) bool { return true }); m.Type {
+			case MessageAudit:
+				if m.Name != "story" || m.Background != "" || story {
+					t.Fatalf("got audit message %+v, want only the step of the story, once", m)
+				}
+				story = true
+			case MessageBackground:
+				counted += m.Count
+				seq = max(seq, m.Seq)
+				if counted > 3 {
+					t.Fatalf("background counts reached %d, want 3", counted)
+				}
+			default:
+				t.Fatalf("got %+v, want the story's step and background counts", m)
+			}
+		}
+		if seq != hello.Seq+3 {
+			t.Errorf("background counts up to seq %d, want %d", seq, hello.Seq+3)
+		}
+
+		// A reconnect replays them counted too.
+		again := e.dial(t, "?types=audit&without=background&audit="+itoa(hello.Seq))
+		next(t, again, isType(MessageHello))
+		m := next(t, again, func(Message) bool { return true })
+		if m.Type != MessageAudit || m.Name != "story" {
+			t.Fatalf("first replayed message = %+v, want the story's step", m)
+		}
+		if m = next(t, again, func(Message) bool { return true }); m.Type != MessageBackground || m.Count != 3 || m.Seq != hello.Seq+3 {
+			t.Errorf("replayed background = %+v, want a count of 3 up to seq %d", m, hello.Seq+3)
+		}
+	})
+
+	for _, query := range []string{"?since=abc", "?types=watch,gossip", "?without=everything"} {
 		t.Run("bad query "+query, func(t *testing.T) {
 			resp, err := http.Get(e.srv.URL + "/ws" + query)
 			if err != nil {
@@ -276,7 +334,7 @@ func itoa(v int64) string {
 
 func TestHubDropsSlowClient(t *testing.T) {
 	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
-	slow, _, _ := h.join(nil, nil, nil)
+	slow, _, _ := h.join(nil, nil, nil, nil)
 	for i := range clientBuffer + 1 {
 		h.broadcast(Message{Type: MessageEtcd, Revision: int64(i + 1)})
 	}

@@ -44,6 +44,9 @@ if (kind === "overview") {
   // Of the objects, the overview reads only the tempo ConfigMap's data.
   stream.objects("ConfigMap");
 }
+// Only the requests page shows a request's details (authentication,
+// authorization, admission): half of a busy stream's bytes.
+if (kind !== "requests") stream.without("request");
 if (kind === "apply") wire("the apply form", applyPage);
 if (kind === "demos") wire("the demos", demosPage);
 if (!["login", "error"].includes(kind)) stream.start();

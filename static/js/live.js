@@ -1,6 +1,8 @@
 // The page's websocket. It asks only for the message types the page has
 // handlers for (and, when the page says so, for the objects of some kinds
-// only: a pod's object is most of its message), starts from the revision and audit sequence the page was
+// only: a pod's object is most of its message; without the parts it does
+// not show: audit messages' request details, background steps counted
+// rather than sent), starts from the revision and audit sequence the page was
 // rendered at, resumes from the last ones it saw after a drop, and reloads
 // the page when the server says changes were lost (resync). Each frame is a
 // JSON array of messages (a busy cluster's changes arrive twenty frames a
@@ -17,6 +19,7 @@ export class Stream {
     this.seq = Number(body.auditSeq || 0);
     this.handlers = new Map();
     this.objectKinds = null; // null: objects of every kind
+    this.leftOut = new Set(); // parts of the stream the page does without
     this.delay = 500;
     this.status = document.getElementById("conn");
   }
@@ -36,11 +39,22 @@ export class Stream {
     return this;
   }
 
+  // without leaves parts of the stream out: "request" (audit messages'
+  // request details, which only the requests page shows), "background"
+  // (background steps arrive as counts, in background messages).
+  without(...parts) {
+    for (const p of parts) this.leftOut.add(p);
+    return this;
+  }
+
   start() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const types = [...this.handlers.keys()].join(",");
+    // A background message comes with without=background: it is not a type
+    // to ask for.
+    const types = [...this.handlers.keys()].filter((t) => t !== "background").join(",");
     const params = new URLSearchParams({ since: String(this.revision), audit: String(this.seq), types });
     if (this.objectKinds) params.set("objects", this.objectKinds.join(","));
+    if (this.leftOut.size) params.set("without", [...this.leftOut].join(","));
     const ws = new WebSocket(`${proto}//${location.host}/ws?${params}`);
     ws.addEventListener("open", () => {
       this.delay = 500;
@@ -81,6 +95,10 @@ export class Stream {
         return false;
       case "audit":
         if (msg.seq > this.seq) this.seq = msg.seq;
+        break;
+      case "background":
+        if (msg.seq > this.seq) this.seq = msg.seq;
+        if (msg.revision > this.revision) this.revision = msg.revision;
         break;
       default:
         if (msg.revision > this.revision) this.revision = msg.revision;

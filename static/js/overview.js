@@ -244,8 +244,8 @@ class Story {
     this.causeSoon();
   }
 
-  background() {
-    this.count++;
+  background(n = 1) {
+    this.count += n;
     this.lineSoon();
   }
 
@@ -284,6 +284,9 @@ export function overview(stream) {
   clusterMap(foreground(stream));
   const page = new Overview();
   const story = new Story();
+  // Unless they are listed, the background steps (a quarter of a busy
+  // cluster's messages) are only counted: the server sends their count.
+  if (!story.shown) stream.without("background").on("background", (m) => story.background(m.count));
   stream
     .on("watch", (m) => {
       if (m.kind === "Pod") page.upsertPod(m);
