@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -66,12 +67,12 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	types, err := queryTypes(c)
+	types, err := queryNamed(c, "types", "message type", streamTypes)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	objects := queryList(c, "objects")
-	without, err := queryParts(c)
+	without, err := queryNamed(c, "without", "part", streamParts)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
@@ -282,28 +283,18 @@ func writeMessages(ctx context.Context, conn *websocket.Conn, msgs ...Message) e
 	return conn.Write(ctx, websocket.MessageText, b)
 }
 
-// queryTypes reads the types parameter: nil when absent (every type),
-// else the set it names, which may be empty.
-func queryTypes(c *echo.Context) (map[string]bool, error) {
-	types := queryList(c, "types")
-	for t := range types {
-		if !streamTypes[t] {
-			return nil, fmt.Errorf("query parameter types=%q names an unknown message type %q (known: audit, etcd, event, watch)", c.QueryParam("types"), t)
+// queryNamed reads a comma-separated parameter whose values must be
+// among known (what names one in the error): nil when absent, else the set
+// it names, which may be empty.
+func queryNamed(c *echo.Context, name, what string, known map[string]bool) (map[string]bool, error) {
+	set := queryList(c, name)
+	for v := range set {
+		if !known[v] {
+			return nil, fmt.Errorf("query parameter %s=%q names an unknown %s %q (known: %s)",
+				name, c.QueryParam(name), what, v, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}
 	}
-	return types, nil
-}
-
-// queryParts reads the without parameter: the parts of the stream the page
-// leaves out (streamParts), nil when absent.
-func queryParts(c *echo.Context) (map[string]bool, error) {
-	parts := queryList(c, "without")
-	for p := range parts {
-		if !streamParts[p] {
-			return nil, fmt.Errorf("query parameter without=%q names an unknown part %q (known: background, request)", c.QueryParam("without"), p)
-		}
-	}
-	return parts, nil
+	return set, nil
 }
 
 // background tallies the background steps left out of a frame for a page

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -250,15 +251,20 @@ func TestWebsocket(t *testing.T) {
 		}
 	})
 
-	for _, query := range []string{"?since=abc", "?types=watch,gossip", "?without=everything"} {
+	for query, says := range map[string]string{
+		"?since=abc":           "since",
+		"?types=watch,gossip":  `unknown message type \"gossip\" (known: audit, etcd, event, watch)`,
+		"?without=request,all": `unknown part \"all\" (known: background, request)`,
+	} {
 		t.Run("bad query "+query, func(t *testing.T) {
 			resp, err := http.Get(e.srv.URL + "/ws" + query)
 			if err != nil {
 				t.Fatal(err)
 			}
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("status = %d, want 400", resp.StatusCode)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), says) {
+				t.Errorf("answer = %d %s, want 400 saying %s", resp.StatusCode, body, says)
 			}
 		})
 	}
