@@ -22,7 +22,7 @@ const (
 
 // outgoing is one encoded message for a page, with who may read it; or,
 // for a page that has background steps counted, one such step (b nil),
-// with its revision or audit sequence number.
+// with where the page resumes from after it (resumePoint).
 type outgoing struct {
 	b     []byte
 	scope *readScope
@@ -62,6 +62,17 @@ const (
 
 // streamParts are the parts a page may leave out with without=.
 var streamParts = map[string]bool{partRequest: true, partBackground: true}
+
+// resumePoint is where a page resumes from once it has m: an audit
+// message's sequence number, a storage message's revision (an audit
+// message's revision is its write's, whose watch event may not have
+// reached the page yet).
+func resumePoint(m *Message) (revision, seq int64) {
+	if m.Type == MessageAudit {
+		return 0, m.Seq
+	}
+	return m.Revision, 0
+}
 
 // counts reports whether m is a background step c has counted, not sent.
 func (c *client) counts(m *Message) bool {
@@ -265,7 +276,8 @@ func (h *hub) sendLocked(m Message) {
 		}
 		o := outgoing{scope: scope}
 		if c.counts(&m) {
-			o.background, o.revision, o.seq = true, m.Revision, m.Seq
+			o.background = true
+			o.revision, o.seq = resumePoint(&m)
 		} else {
 			v := c.variant(&m)
 			if encoded[v] == nil {

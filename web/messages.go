@@ -39,8 +39,10 @@ const (
 	MessageResync = "resync"
 	// MessageBackground counts the background steps (audit and event
 	// messages with a Background) left out of a frame for a page that
-	// asked for them counted (without=background), with the newest
-	// revision and audit sequence number among them.
+	// asked for them counted (without=background), with the newest audit
+	// sequence number of the audit steps and the newest revision of the
+	// storage ones (an audit step's revision is not where the page's
+	// storage stream resumes).
 	MessageBackground = "background"
 )
 

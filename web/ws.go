@@ -111,7 +111,7 @@ func (d *Dashboard) serveWS(c *echo.Context) error {
 				continue
 			}
 			if m := auditRecordMessage(rec); cl.counts(&m) {
-				bg.add(m.Revision, m.Seq)
+				bg.add(resumePoint(&m))
 			} else {
 				msgs = append(msgs, cl.forClient(m))
 			}
@@ -250,7 +250,7 @@ func (d *Dashboard) replayStorage(ctx context.Context, conn *websocket.Conn, cl 
 					return true
 				}
 				if cl.counts(&m) {
-					bg.add(m.Revision, m.Seq)
+					bg.add(resumePoint(&m))
 					return true
 				}
 				return false
@@ -298,7 +298,8 @@ func queryNamed(c *echo.Context, name, what string, known map[string]bool) (map[
 }
 
 // background tallies the background steps left out of a frame for a page
-// that has them counted.
+// that has them counted, with the newest revision and audit sequence number
+// the page resumes from after them.
 type background struct {
 	count         int
 	revision, seq int64
