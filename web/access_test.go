@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -204,5 +205,70 @@ func TestStreamFiltersByReader(t *testing.T) {
 	}
 	if len(frame) != 1 || frame[0].Type != MessageWatch || frame[0].Namespace != "team-a" {
 		t.Errorf("the frame holds %s, want only the watch message of team-a's deployment", b)
+	}
+}
+
+// TestStreamCountsOnlyReadableBackground: a logged-in user's page that has
+// background steps counted counts only those RBAC lets that user read (their
+// own requests, without a right to list others' audit events), and gets
+// none of their content.
+func TestStreamCountsOnlyReadableBackground(t *testing.T) {
+	ctx := context.Background()
+	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
+	cl, _, _ := h.join(map[string]bool{MessageAudit: true}, nil, map[string]bool{partBackground: true},
+		newAccess(&stubReviewer{allow: map[string]bool{}}).forUser(&identity{User: "alice"}))
+	steps := []struct {
+		verb, resource, sub, user string
+	}{
+		{"update", "leases", "", "system:node:node1"}, // another's background step
+		{"patch", "nodes", "status", "alice"},         // alice's own
+		{"create", "events", "", "system:node:node1"}, // another's background step
+		{"create", "pods", "", "bob"},                 // another's step of the story
+	}
+	for i, s := range steps {
+		h.broadcast(auditRecordMessage(source.AuditRecord{Seq: int64(i + 1),
+			Event: auditEvent(s.verb, s.resource, s.sub, "default", "x", s.user, time.Now(), nil)}))
+	}
+	h.broadcast(Message{Type: MessageResync, Reason: "end of the test's steps"})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		streamFrames(conn.CloseRead(r.Context()), conn, cl)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	counted, seq := 0, int64(0)
+	for done := false; !done; {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frame []Message
+		if err := json.Unmarshal(b, &frame); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		for _, m := range frame {
+			switch m.Type {
+			case MessageBackground:
+				counted += m.Count
+				seq = max(seq, m.Seq)
+			case MessageResync:
+				done = true
+			default:
+				t.Errorf("alice's page got %s, want only her background step counted", b)
+			}
+		}
+	}
+	if counted != 1 || seq != 2 {
+		t.Errorf("alice's page counted %d background steps up to seq %d, want only her own (1, seq 2)", counted, seq)
 	}
 }
