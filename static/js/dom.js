@@ -37,29 +37,30 @@ export function clock(iso) {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
-// flash marks an element as just changed for a moment (the .flash CSS
-// animation). Flashes start together in the next frame, after one style
-// pass (to know which elements are drawn) and no layout: the class comes
-// off when the animation ends, so the next flash only adds it, and an
+// flash marks an element as just changed for a moment: a ring that fades
+// in FLASH_STEPS steps over FLASH_MS (the .flash class, then .flash-1,
+// .flash-2, ...). The steps are class changes made here, not a CSS
+// animation: an animated element is a layer of its own, and every flash
+// starting or ending rebuilt the page's layers and had the (software)
+// compositor draw each step; a class change is a small repaint of the
+// element. Flashes start together in the next frame, after one style pass
+// (to know which elements are drawn) and no layout, and every flashing
+// element steps on a shared tick (FLASH_TICK_MS on the clock), so a burst
+// of changes fades in a few frames a second, not one per element. An
 // element still flashing keeps its flash.
 // At most MAX_FLASHING elements flash at once: past that the page is
-// showing a burst of changes, each drawn but not all highlighted (every
-// highlight is repainted in every frame it lasts). An element the browser
-// is not rendering (off screen in a content-visibility: auto region, whose
-// animations do not run) does not flash, and one that stopped being
-// rendered while flashing stops.
+// showing a burst of changes, each drawn but not all highlighted. An
+// element the browser is not rendering (off screen in a
+// content-visibility: auto region) does not flash, and one that stopped
+// being rendered while flashing stops.
 const MAX_FLASHING = 32;
-const flashing = new Set(); // elements wearing the class
+const FLASH_MS = 1400;
+const FLASH_STEPS = 4;
+const FLASH_TICK_MS = 175;
+const flashing = new Map(); // element wearing the class -> [start, step]
 const queued = new Set();
 let flashFrame = 0;
-
-function unflash(ev) {
-  if (ev.animationName !== "flash") return;
-  ev.target.classList.remove("flash");
-  flashing.delete(ev.target);
-}
-document.addEventListener("animationend", unflash);
-document.addEventListener("animationcancel", unflash);
+let flashTick = 0;
 
 // rendered reports whether the browser draws n: connected, and not inside
 // a subtree it skips. It needs the page's style up to date, so a frame
@@ -70,6 +71,36 @@ function rendered(n) {
   return typeof n.checkVisibility !== "function" || n.checkVisibility({ contentVisibilityAuto: true });
 }
 
+function setFlashStep(n, from, to) {
+  if (from > 0) n.classList.remove(`flash-${from}`);
+  if (to >= FLASH_STEPS) {
+    n.classList.remove("flash");
+    flashing.delete(n);
+    return;
+  }
+  if (to > 0) n.classList.add(`flash-${to}`);
+  flashing.get(n)[1] = to;
+}
+
+// stepFlashes, in a frame: each flashing element shows the step its age
+// calls for, and ends after FLASH_MS or once it is no longer drawn.
+function stepFlashes() {
+  flashTick = 0;
+  const now = performance.now();
+  const moves = [];
+  for (const [n, [start, step]] of flashing) {
+    const to = rendered(n) ? Math.floor(((now - start) * FLASH_STEPS) / FLASH_MS) : FLASH_STEPS;
+    if (to !== step) moves.push([n, step, to]);
+  }
+  for (const [n, from, to] of moves) setFlashStep(n, from, to);
+  scheduleFlashTick();
+}
+
+function scheduleFlashTick() {
+  if (flashTick || flashing.size === 0) return;
+  flashTick = setTimeout(() => requestAnimationFrame(stepFlashes), FLASH_TICK_MS - (Date.now() % FLASH_TICK_MS));
+}
+
 export function flash(node) {
   queued.add(node);
   if (flashFrame) return;
@@ -77,7 +108,7 @@ export function flash(node) {
     flashFrame = 0;
     // Read first: which flashing elements left the screen, which queued
     // ones may flash. Then write.
-    const stop = [...flashing].filter((n) => !rendered(n));
+    const stop = [...flashing.keys()].filter((n) => !rendered(n));
     const start = [];
     let room = MAX_FLASHING - flashing.size + stop.length;
     for (const n of queued) {
@@ -87,14 +118,13 @@ export function flash(node) {
       room--;
     }
     queued.clear();
-    for (const n of stop) {
-      n.classList.remove("flash");
-      flashing.delete(n);
-    }
+    for (const n of stop) setFlashStep(n, flashing.get(n)[1], FLASH_STEPS);
+    const now = performance.now();
     for (const n of start) {
       n.classList.add("flash");
-      flashing.add(n);
+      flashing.set(n, [now, 0]);
     }
+    scheduleFlashTick();
   });
 }
 

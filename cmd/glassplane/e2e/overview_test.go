@@ -31,12 +31,22 @@ func TestOverviewOffscreenNodes(t *testing.T) {
 	webtest.Navigate(t, tab, c.WebURL+"/")
 	webtest.WaitLive(t, tab)
 	webtest.WaitFor(t, tab, fmt.Sprintf(`document.querySelectorAll(".nodes .node[data-node]").length === %d`, nodes))
-	// Every chip that ever wears the flash class.
+	// Every chip that ever wears the flash class, and the steps of its
+	// flash's fade (0 for .flash alone, n for .flash-n, -1 once it ended),
+	// each with its ring's opacity as drawn.
 	webtest.Eval[bool](t, tab, `(() => {
-	  window.__flashed = new Set();
+	  window.__flashed = new Set(); window.__steps = {};
 	  new MutationObserver((records) => {
 	    for (const r of records) {
-	      if (r.target.classList.contains("pod") && r.target.classList.contains("flash")) window.__flashed.add(r.target.dataset.name);
+	      const c = r.target.classList;
+	      if (!c.contains("pod")) continue;
+	      const name = r.target.dataset.name;
+	      if (c.contains("flash")) window.__flashed.add(name);
+	      if (!window.__flashed.has(name)) continue;
+	      const n = [1, 2, 3].find((n) => c.contains("flash-" + n)) || 0;
+	      const step = c.contains("flash") ? n : n ? 99 : -1;
+	      const steps = (window.__steps[name] ||= []);
+	      if (steps.at(-1)?.[0] !== step) steps.push([step, Number(getComputedStyle(r.target, "::after").opacity)]);
 	    }
 	  }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["class"]});
 	  return true;
@@ -81,6 +91,25 @@ func TestOverviewOffscreenNodes(t *testing.T) {
 	}
 	if webtest.Eval[bool](t, tab, `window.__flashed.has("unseen")`) {
 		t.Errorf("the chip of a pod on %s, a box off screen, flashed", offScreen)
+	}
+	// The flash fades in steps, each drawn fainter, and ends with its
+	// classes off (a late timer may skip a step, never go back one; the
+	// chip may flash again for a later change).
+	webtest.WaitFor(t, tab, `!!window.__steps.seen?.some((s) => s[0] === -1)`)
+	steps := webtest.Eval[[][2]float64](t, tab, `window.__steps.seen`)
+	if steps[0] != [2]float64{0, 1} {
+		t.Errorf("the chip's flash began as step %v at opacity %v, want the full ring (steps: %v)", steps[0][0], steps[0][1], steps)
+	}
+	for i := 1; i < len(steps); i++ {
+		prev, cur := steps[i-1], steps[i]
+		switch {
+		case cur[0] == 99:
+			t.Errorf("the chip's flash ended with a step's class left on (steps: %v)", steps)
+		case prev[0] == -1 && cur[0] != 0:
+			t.Errorf("the chip's next flash began as step %v, want 0 (steps: %v)", cur[0], steps)
+		case prev[0] != -1 && cur[0] != -1 && (cur[0] <= prev[0] || cur[1] >= prev[1]):
+			t.Errorf("the chip's flash went from step %v (opacity %v) to step %v (opacity %v); want a later step, drawn fainter (steps: %v)", prev[0], prev[1], cur[0], cur[1], steps)
+		}
 	}
 
 	// Scrolled into view, the box draws the chip, which flashes when the
