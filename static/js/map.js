@@ -573,6 +573,11 @@ class ClusterMap {
     this.queue = [];
     this.busy = false;
     if (!steps.length) return;
+    // Still more steps than the map could have animated meanwhile (each
+    // takes MIN_STEP_MS at least): it stays condensed, rather than
+    // animating a step or two each time the condensed spell ends and
+    // condensing again once the queue is long.
+    if (steps.length * MIN_STEP_MS > CONDENSED_EVERY_MS) this.condensedUntil = Date.now() + CONDENSED_MS;
     this.render(steps);
     for (const step of steps) {
       if (step.pod) this.placePod(step.pod);
