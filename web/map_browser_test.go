@@ -118,3 +118,51 @@ func TestBrowserMapManyNodesScrolls(t *testing.T) {
 		t.Errorf("12 nodes rendered by the server: the map is %.0f × %.0f px in a panel of %.0f px scrolling to %.0f; want about 2211 × 375 px, scrolling", rendered.Width, rendered.Height, rendered.Panel, rendered.ScrollWidth)
 	}
 }
+
+// TestBrowserMapStaysCondensed checks the map's pace under a stream of
+// steps faster than it can animate: once condensed, it lists the steps
+// without animating any for as long as they keep coming (well past one
+// condensed spell of 2 s), and animates the next step once they stopped.
+func TestBrowserMapStaysCondensed(t *testing.T) {
+	e := newEnv(t)
+	ctx := webtest.Browser(t)
+	webtest.Navigate(t, ctx, e.srv.URL+"/")
+	webtest.WaitLive(t, ctx)
+	// Every packet the map sends along an edge is an animated step.
+	webtest.Eval[bool](t, ctx, `(() => {
+	  window.__packets = 0;
+	  new MutationObserver((records) => {
+	    for (const r of records) for (const n of r.addedNodes) if (n.classList?.contains("packet")) window.__packets++;
+	  }).observe(document.getElementById("map-packets"), {childList: true});
+	  return true;
+	})()`)
+	n := 0
+	send := func(count int) {
+		for range count {
+			n++
+			e.ring.Add(auditEvent("create", "configmaps", "", "default", fmt.Sprintf("cm-%d", n), "alice", time.Now(), nil))
+		}
+	}
+	steps := func() int { return webtest.Eval[int](t, ctx, `window.glassplane.steps.length`) }
+
+	// A burst condenses the map (it may animate the first step before the
+	// rest queue up).
+	send(40)
+	webtest.WaitFor(t, ctx, `window.glassplane.steps.length >= 40`)
+	before := webtest.Eval[int](t, ctx, `window.__packets`)
+	// Then 10 steps every 100 ms for 5 s: 100 a second, where an animated
+	// step takes 120 ms at least.
+	for range 50 {
+		send(10)
+		time.Sleep(100 * time.Millisecond)
+	}
+	webtest.WaitFor(t, ctx, `window.glassplane.steps.length >= 400`) // MAX_STEPS keeps the newest 400
+	if got := webtest.Eval[int](t, ctx, `window.__packets`); got != before {
+		t.Errorf("the map animated %d steps while 100 steps a second kept coming; want none once condensed (%d recorded)", got-before, steps())
+	}
+	// Once the steps stop, the condensed spell ends and a lone step is
+	// animated again.
+	webtest.WaitFor(t, ctx, `window.glassplane.mapIdle()`)
+	send(1)
+	webtest.WaitFor(t, ctx, fmt.Sprintf(`window.__packets > %d`, before))
+}

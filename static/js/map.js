@@ -43,8 +43,9 @@ const VISIBLE_STEPS = 30;
 // A condensed update lists at most LISTED_STEPS new steps (all are recorded).
 const LISTED_STEPS = 8;
 // A queue longer than CONDENSE_STEPS condenses the map for CONDENSED_MS
-// (renewed while queues stay that long); meanwhile steps are listed, and
-// while catching up the dots placed, every CONDENSED_EVERY_MS.
+// (renewed while steps come faster than it could animate them); meanwhile
+// steps are listed, and while catching up the dots placed, every
+// CONDENSED_EVERY_MS.
 const CONDENSE_STEPS = 20;
 const CONDENSED_MS = 2000;
 const CONDENSED_EVERY_MS = 250;
