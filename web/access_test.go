@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/glassplane/glassplane/web/source"
 
-	"github.com/coder/websocket"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,7 +155,6 @@ func TestForbiddenMessage(t *testing.T) {
 // messages RBAC lets them read; the scopes come from the messages as the
 // hub makes them.
 func TestStreamFiltersByReader(t *testing.T) {
-	ctx := context.Background()
 	r := &stubReviewer{allow: map[string]bool{"list apps deployments team-a": true}}
 	cl := &client{send: make(chan outgoing, 16), dropped: make(chan struct{}), viewer: newAccess(r).forUser(&identity{User: "alice"})}
 	deployment := func(ns string) source.Event {
@@ -179,30 +174,7 @@ func TestStreamFiltersByReader(t *testing.T) {
 		}
 		cl.send <- outgoing{b: b, scope: new(m.scope)}
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.CloseNow()
-		streamFrames(conn.CloseRead(r.Context()), conn, cl)
-	}))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
-	_, b, err := conn.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frame []Message
-	if err := json.Unmarshal(b, &frame); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
+	frame, b := streamOf(t, cl)()
 	if len(frame) != 1 || frame[0].Type != MessageWatch || frame[0].Namespace != "team-a" {
 		t.Errorf("the frame holds %s, want only the watch message of team-a's deployment", b)
 	}
@@ -213,7 +185,6 @@ func TestStreamFiltersByReader(t *testing.T) {
 // own requests, without a right to list others' audit events), and gets
 // none of their content.
 func TestStreamCountsOnlyReadableBackground(t *testing.T) {
-	ctx := context.Background()
 	h := newHub(nil, nil, slog.New(slog.DiscardHandler))
 	cl, _, _ := h.join(map[string]bool{MessageAudit: true}, nil, map[string]bool{partBackground: true},
 		newAccess(&stubReviewer{allow: map[string]bool{}}).forUser(&identity{User: "alice"}))
@@ -230,32 +201,10 @@ func TestStreamCountsOnlyReadableBackground(t *testing.T) {
 			Event: auditEvent(s.verb, s.resource, s.sub, "default", "x", s.user, time.Now(), nil)}))
 	}
 	h.broadcast(Message{Type: MessageResync, Reason: "end of the test's steps"})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.CloseNow()
-		streamFrames(conn.CloseRead(r.Context()), conn, cl)
-	}))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	next := streamOf(t, cl)
 	counted, seq := 0, int64(0)
 	for done := false; !done; {
-		_, b, err := conn.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var frame []Message
-		if err := json.Unmarshal(b, &frame); err != nil {
-			t.Fatalf("decode %s: %v", b, err)
-		}
+		frame, b := next()
 		for _, m := range frame {
 			switch m.Type {
 			case MessageBackground:

@@ -287,6 +287,22 @@ func TestStreamBatchesQueuedMessages(t *testing.T) {
 		}
 		cl.send <- outgoing{b: b}
 	}
+	frame, _ := streamOf(t, cl)()
+	if len(frame) != 10 {
+		t.Fatalf("the first frame holds %d messages, want the 10 queued", len(frame))
+	}
+	for i, m := range frame {
+		if m.Revision != int64(i+1) {
+			t.Errorf("message %d has revision %d, want %d", i, m.Revision, i+1)
+		}
+	}
+}
+
+// streamOf serves cl's stream (streamFrames) on a test websocket server
+// and returns a function that reads the next frame from it, decoded, with
+// its raw JSON; the test fails on an error or after deadline.
+func streamOf(t *testing.T, cl *client) func() ([]Message, []byte) {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -295,29 +311,25 @@ func TestStreamBatchesQueuedMessages(t *testing.T) {
 		defer conn.CloseNow()
 		streamFrames(conn.CloseRead(r.Context()), conn, cl)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
+	t.Cleanup(cancel)
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.CloseNow()
-	_, b, err := conn.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frame []Message
-	if err := json.Unmarshal(b, &frame); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-	if len(frame) != 10 {
-		t.Fatalf("the first frame holds %d messages, want the 10 queued", len(frame))
-	}
-	for i, m := range frame {
-		if m.Revision != int64(i+1) {
-			t.Errorf("message %d has revision %d, want %d", i, m.Revision, i+1)
+	t.Cleanup(func() { conn.CloseNow() })
+	return func() ([]Message, []byte) {
+		t.Helper()
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
+		var frame []Message
+		if err := json.Unmarshal(b, &frame); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		return frame, b
 	}
 }
 
