@@ -101,7 +101,7 @@ const renderSamples = `(() => {
     if (e === undefined) continue;
     out.fromWrite.push(t - e);
     const r = window.__recv.get(name);
-    if (r) out.split.push([r.hub - e, r.recv - r.hub, t - r.recv, e]);
+    if (r) out.split.push([r.hub - e, r.recv - r.hub, t - r.recv, e, Number(name.split("-")[1])]);
   }
   return out;
 })()`
@@ -130,9 +130,12 @@ const renderSamples = `(() => {
 // GLASSPLANE_BENCH_DASH_CPUPROFILE=file writes the page's JavaScript CPU
 // profile (a .cpuprofile chromium's DevTools open) for the measured time;
 // GLASSPLANE_BENCH_DASH_GOPROFILE=file writes the cluster process's Go CPU
-// profile over the run;
+// profile over the run; GLASSPLANE_BENCH_DASH_GOTRACE=file its execution
+// trace (go tool trace);
 // GLASSPLANE_BENCH_DASH_SAMPLES=file.csv writes each timed chip's etcd
-// write time and its three parts, in write order, to see the tail's shape;
+// write time and its three parts, in write order, to see the tail's shape,
+// with its pod's number (bench-N-...) to find it in the audit log or the
+// cluster's log;
 // GLASSPLANE_BENCH_DASH_SCREENSHOT=file.png takes a screenshot of what the
 // page shows halfway through;
 // GLASSPLANE_BENCH_DASH_CSS=rules adds a style sheet to the page before the
@@ -279,6 +282,22 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 			}
 		}()
 	}
+	if path := os.Getenv("GLASSPLANE_BENCH_DASH_GOTRACE"); path != "" {
+		// The cluster process's execution trace over the run (go tool
+		// trace), from its API server's /debug/pprof.
+		traced := make(chan struct{})
+		defer func() { <-traced }()
+		go func() {
+			defer close(traced)
+			out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/trace").Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(context.Background())
+			if err == nil {
+				err = os.WriteFile(path, out, 0o644)
+			}
+			if err != nil {
+				b.Errorf("the Go execution trace: %v", err)
+			}
+		}()
+	}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
 		// A base to subtract (go tool pprof -base FILE.base FILE): what
 		// the churn allocated without start-up.
@@ -376,7 +395,7 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	samples := webtest.Eval[struct {
 		FromWrite   []float64    `json:"fromWrite"`
 		FromRequest []float64    `json:"fromRequest"`
-		Split       [][4]float64 `json:"split"`
+		Split       [][5]float64 `json:"split"`
 	}](b, tab, renderSamples)
 	lat, fromRequest, split := samples.FromWrite, samples.FromRequest, samples.Split
 	msgs := webtest.Eval[float64](b, tab, `window.__msgs - window.__msgs0`)
@@ -402,12 +421,12 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 	}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_SAMPLES"); path != "" {
 		// One line per timed chip, in the order of the etcd writes: the
-		// write's time and its three parts, to see the tail's shape.
-		slices.SortFunc(split, func(x, y [4]float64) int { return cmp.Compare(x[3], y[3]) })
+		// write's time, its three parts and the pod's number.
+		slices.SortFunc(split, func(x, y [5]float64) int { return cmp.Compare(x[3], y[3]) })
 		var out strings.Builder
-		out.WriteString("etcd_write_ms,write_hub_ms,hub_page_ms,page_render_ms\n")
+		out.WriteString("etcd_write_ms,write_hub_ms,hub_page_ms,page_render_ms,pod\n")
 		for _, s := range split {
-			fmt.Fprintf(&out, "%.1f,%.1f,%.1f,%.1f\n", s[3], s[0], s[1], s[2])
+			fmt.Fprintf(&out, "%.1f,%.1f,%.1f,%.1f,%.0f\n", s[3], s[0], s[1], s[2], s[4])
 		}
 		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
 			b.Error(err)
