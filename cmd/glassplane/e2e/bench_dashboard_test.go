@@ -266,37 +266,26 @@ func BenchmarkDashboardRenderLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if path := os.Getenv("GLASSPLANE_BENCH_DASH_GOPROFILE"); path != "" {
-		// The cluster process's CPU profile over the run, from its API
-		// server's /debug/pprof (as the admin).
-		profiled := make(chan struct{})
-		defer func() { <-profiled }()
-		go func() {
-			defer close(profiled)
-			out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(context.Background())
-			if err == nil {
-				err = os.WriteFile(path, out, 0o644)
-			}
-			if err != nil {
-				b.Errorf("the Go CPU profile: %v", err)
-			}
-		}()
-	}
-	if path := os.Getenv("GLASSPLANE_BENCH_DASH_GOTRACE"); path != "" {
-		// The cluster process's execution trace over the run (go tool
-		// trace), from its API server's /debug/pprof.
-		traced := make(chan struct{})
-		defer func() { <-traced }()
-		go func() {
-			defer close(traced)
-			out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/trace").Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(context.Background())
-			if err == nil {
-				err = os.WriteFile(path, out, 0o644)
-			}
-			if err != nil {
-				b.Errorf("the Go execution trace: %v", err)
-			}
-		}()
+	// The cluster process's CPU profile and execution trace over the run,
+	// from its API server's /debug/pprof (as the admin).
+	for _, d := range []struct{ env, endpoint, what string }{
+		{"GLASSPLANE_BENCH_DASH_GOPROFILE", "profile", "the Go CPU profile"},
+		{"GLASSPLANE_BENCH_DASH_GOTRACE", "trace", "the Go execution trace"},
+	} {
+		if path := os.Getenv(d.env); path != "" {
+			done := make(chan struct{})
+			defer func() { <-done }()
+			go func() {
+				defer close(done)
+				out, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/"+d.endpoint).Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(context.Background())
+				if err == nil {
+					err = os.WriteFile(path, out, 0o644)
+				}
+				if err != nil {
+					b.Errorf("%s: %v", d.what, err)
+				}
+			}()
+		}
 	}
 	if path := os.Getenv("GLASSPLANE_BENCH_DASH_HEAPPROFILE"); path != "" {
 		// A base to subtract (go tool pprof -base FILE.base FILE): what
