@@ -64,17 +64,17 @@ func TestAggregationProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The watch request's headers; the aggregator's own availability and
+	// discovery probes reach the server too, at any moment, so only the
+	// watch is kept.
 	var mu sync.Mutex
-	var extras []http.Header
+	var watchHeaders http.Header
 	events := make(chan string)
 	ext := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.TLS.VerifiedChains) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != "front-proxy-client" || r.Header.Get("X-Remote-User") == "" {
 			http.Error(w, "unauthenticated", http.StatusUnauthorized)
 			return
 		}
-		mu.Lock()
-		extras = append(extras, r.Header.Clone())
-		mu.Unlock()
 		switch {
 		case r.URL.Path == "/apis" && strings.Contains(r.Header.Get("Accept"), "g=apidiscovery.k8s.io"):
 			w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
@@ -89,6 +89,9 @@ func TestAggregationProxy(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"ext.glassplane.test/v1","resources":[{"name":"gizmos","namespaced":true,"kind":"Gizmo","verbs":["list","watch"]}]}`)
 		case strings.HasSuffix(r.URL.Path, "/gizmos") && r.URL.Query().Get("watch") == "true":
+			mu.Lock()
+			watchHeaders = r.Header.Clone()
+			mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
@@ -178,7 +181,7 @@ func TestAggregationProxy(t *testing.T) {
 	}
 	close(events)
 	mu.Lock()
-	last := extras[len(extras)-1]
+	last := watchHeaders
 	mu.Unlock()
 	if last.Get("X-Remote-User") != "watcher" || strings.Join(last.Values("X-Remote-Extra-Scopes"), ",") != "read,write" || last.Get("Impersonate-User") != "" || last.Get("Authorization") != "" {
 		t.Errorf("the proxied watch's headers: user %q extra %q impersonate %q authorization %q",
