@@ -117,6 +117,11 @@ func TestDashboardTeaches(t *testing.T) {
 		// narrates the scheduler.
 		listed := `document.querySelector('[data-testid="steps"] [data-kind="bind"], [data-testid="steps"] [data-kind="watch-scheduler"]') !== null`
 		if !webtest.Eval[bool](t, home, listed) {
+			// A map still condensed from the earlier work would list
+			// only the newest few of the fresh pod's steps in one
+			// update, maybe not its bind: the pod is made once the map
+			// animates each step again.
+			webtest.WaitFor(t, home, `window.glassplane.mapIdle()`)
 			webtest.Eval[bool](t, home, `document.getElementById("steps").replaceChildren() || true`)
 			ko := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "seed-ko"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "glassplane.local/hello:latest"}}}}
 			if _, err := c.Client.CoreV1().Pods("default").Create(context.Background(), ko, metav1.CreateOptions{}); err != nil {
