@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"time"
 
@@ -83,8 +84,11 @@ type upOptions struct {
 	serviceNodePortRange  string
 	advertiseAddress      string
 	clusterDomain         string
-	clusterDNSListen      string
-	clusterDNSResolvConf  string
+	// maxRequestsInflight and maxMutatingRequestsInflight are the API
+	// server's seats for API Priority and Fairness (0: per CPU).
+	maxRequestsInflight, maxMutatingRequestsInflight int
+	clusterDNSListen                                 string
+	clusterDNSResolvConf                             string
 }
 
 func newUpCommand() *cobra.Command {
@@ -133,6 +137,8 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", apiserver.DefaultServiceClusterIPRange, "IPv4 CIDR Services' cluster IPs come from (its first address is the kubernetes Service's), as kube-apiserver's flag")
 	f.StringVar(&o.serviceNodePortRange, "service-node-port-range", apiserver.DefaultServiceNodePortRange, "first-last range of the node ports of NodePort and LoadBalancer Services")
 	f.StringVar(&o.advertiseAddress, "advertise-address", "", "IPv4 address the kubernetes Service's endpoints point at (default: the host of --api-listen, or the host's default-route address when that is unspecified)")
+	f.IntVar(&o.maxRequestsInflight, "max-requests-inflight", 0, fmt.Sprintf("with --max-mutating-requests-inflight, the seats API Priority and Fairness shares among its priority levels, as kube-apiserver's flag (default %d per CPU: %d here)", apiserver.DefaultRequestsInflightPerCPU, apiserver.DefaultRequestsInflightPerCPU*goruntime.GOMAXPROCS(0)))
+	f.IntVar(&o.maxMutatingRequestsInflight, "max-mutating-requests-inflight", 0, fmt.Sprintf("see --max-requests-inflight (default %d per CPU: %d here)", apiserver.DefaultRequestsInflightPerCPU, apiserver.DefaultRequestsInflightPerCPU*goruntime.GOMAXPROCS(0)))
 	f.StringVar(&o.clusterDomain, "cluster-domain", dns.DefaultClusterDomain, "the cluster's DNS domain, served by the cluster DNS and searched by pods, as the kubelet's flag")
 	f.StringVar(&o.clusterDNSListen, "cluster-dns-listen", "", "host:port (UDP and TCP) of the cluster DNS server behind kube-system/kube-dns (default: the advertise address on a free port)")
 	f.StringVar(&o.clusterDNSResolvConf, "cluster-dns-resolv-conf", dns.DefaultResolvConf, "resolv.conf whose nameservers the cluster DNS forwards names outside the cluster to")
@@ -246,6 +252,7 @@ func runUp(ctx context.Context, o upOptions) error {
 		ServiceAccountAdmission: true, RBAC: true, Profiling: o.profiling,
 		ServiceClusterIPRange: o.serviceClusterIPRange, ServiceNodePortRange: o.serviceNodePortRange,
 		AdvertiseAddress: advertise.Addr().String(), AdvertisePort: int(advertise.Port()),
+		MaxRequestsInflight: o.maxRequestsInflight, MaxMutatingRequestsInflight: o.maxMutatingRequestsInflight,
 	})
 	if err != nil {
 		return err
@@ -325,6 +332,10 @@ func runUp(ctx context.Context, o upOptions) error {
 	// loopback identity, as kube-aggregator does.
 	stopAggregator := runPart(ctx, g, "aggregator", func(ctx context.Context) error { return api.RunAggregator(ctx, loopback) })
 	defer stopAggregator()
+	// API Priority and Fairness reads its FlowSchemas and priority levels
+	// the same way.
+	stopFlowControl := runPart(ctx, g, "flow-control", func(ctx context.Context) error { return api.RunFlowControl(ctx, loopback) })
+	defer stopFlowControl()
 
 	// 6. The ServiceAccount controller, as system:kube-controller-manager;
 	// the built-in namespaces get their default ServiceAccount before
@@ -441,6 +452,9 @@ func runPart(ctx context.Context, g *errgroup.Group, name string, run func(conte
 func checkUpOptions(o *upOptions) (string, error) {
 	if o.simulatedNodes < 0 {
 		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
+	}
+	if o.maxRequestsInflight < 0 || o.maxMutatingRequestsInflight < 0 {
+		return "", fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must not be negative, got %d and %d", o.maxRequestsInflight, o.maxMutatingRequestsInflight)
 	}
 	if err := controllers.CheckControllers(o.controllers); err != nil {
 		return "", fmt.Errorf("invalid --controllers: %w", err)

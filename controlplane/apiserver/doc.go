@@ -19,6 +19,16 @@
 // kube-apiserver's admission informers are; a key this server has written
 // more recently than its cache has seen is read from storage instead.
 //
+// API Priority and Fairness (flowcontrol.go) runs while RunFlowControl
+// does: between impersonation and authorization each request but the
+// long-running ones is classified by the cluster's FlowSchemas and
+// dispatched by upstream's controller (k8s.io/apiserver's
+// util/flowcontrol) when its priority level has a seat, or refused with
+// 429 and Retry-After; RunFlowControl makes upstream's bootstrap
+// FlowSchemas and PriorityLevelConfigurations that are missing. The seats
+// are Config.MaxRequestsInflight + Config.MaxMutatingRequestsInflight
+// (default DefaultRequestsInflightPerCPU each per CPU).
+//
 // glassplane.io/v1alpha1 etcdkeys (etcdkeys.go) is the etcd key explorer
 // as a read-only API, the one place outside storage that reads etcd, through
 // package etcdview: list at a revision (resourceVersion) with limit and

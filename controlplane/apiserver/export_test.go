@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"github.com/glassplane/glassplane/controlplane/storage"
 )
@@ -96,4 +97,14 @@ func SetClusterIPClaim(s *Server, ip, namespace, name string) error {
 	svc := &corev1.Service{}
 	svc.Namespace, svc.Name = namespace, name
 	return s.services.claimIP(context.Background(), svc, ip)
+}
+
+// SetFlowControl makes ifc decide when s's requests run, as RunFlowControl
+// makes upstream's controller do; nil turns flow control off.
+func SetFlowControl(s *Server, ifc utilflowcontrol.Interface) {
+	if ifc == nil {
+		s.flow.Store(nil)
+		return
+	}
+	s.flow.Store(&flowControl{ifc: ifc, dropped: utilflowcontrol.NewDroppedRequestsTracker()})
 }

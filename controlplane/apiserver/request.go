@@ -108,7 +108,20 @@ func (q *request) serve() {
 			APIGroup: q.info.APIGroup, APIVersion: q.info.APIVersion, Subresource: q.info.Subresource,
 		}
 	}
-	if !q.authenticate() || !q.impersonate() || !q.authorize() {
+	if !q.authenticate() || !q.impersonate() {
+		return
+	}
+	if f := q.s.flow.Load(); f != nil && !q.longRunning() {
+		f.dispatch(q, q.serveAuthenticated)
+		return
+	}
+	q.serveAuthenticated()
+}
+
+// serveAuthenticated runs the rest of the pipeline for an authenticated
+// request: authorization, then the handler.
+func (q *request) serveAuthenticated() {
+	if !q.authorize() {
 		return
 	}
 	if t := q.s.agg.route(q.info.Path); t != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -43,7 +44,12 @@ const (
 // Config is what the API server needs.
 type Config struct {
 	Store *storage.Store
-	Audit *audit.Ring
+	// MaxRequestsInflight and MaxMutatingRequestsInflight add up to the
+	// seats API Priority and Fairness shares among the priority levels
+	// (RunFlowControl), as kube-apiserver's flags of these names do; 0:
+	// DefaultRequestsInflightPerCPU for each CPU.
+	MaxRequestsInflight, MaxMutatingRequestsInflight int
+	Audit                                            *audit.Ring
 	// Admission runs before every write; nil means admission.NewDefaultChain
 	// over the store's namespaces (defaulting, NamespaceLifecycle, validation).
 	Admission *admission.Chain
@@ -125,6 +131,9 @@ type Server struct {
 	authz     auth.Authorizer
 	// saTokens issues and verifies ServiceAccount tokens; nil without a key.
 	saTokens *auth.ServiceAccountTokens
+	// flow is API Priority and Fairness while RunFlowControl runs; nil
+	// before (requests run at once).
+	flow atomic.Pointer[flowControl]
 	// rbacCache, rbac and nodeAuthz are set when Config.RBAC is.
 	rbacCache *rbac.Cache
 	rbac      *rbac.Authorizer
