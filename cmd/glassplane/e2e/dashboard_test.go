@@ -120,7 +120,8 @@ func TestDashboardTeaches(t *testing.T) {
 			// A map still condensed from the earlier work would list
 			// only the newest few of the fresh pod's steps in one
 			// update, maybe not its bind: the pod is made once the map
-			// animates each step again.
+			// animates each step again, on a live page.
+			webtest.WaitLive(t, home)
 			webtest.WaitFor(t, home, `window.glassplane.mapIdle()`)
 			webtest.Eval[bool](t, home, `document.getElementById("steps").replaceChildren() || true`)
 			ko := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "seed-ko"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "glassplane.local/hello:latest"}}}}
@@ -130,7 +131,16 @@ func TestDashboardTeaches(t *testing.T) {
 			t.Cleanup(func() {
 				c.Client.CoreV1().Pods("default").Delete(context.Background(), "seed-ko", metav1.DeleteOptions{})
 			})
-			webtest.WaitFor(t, home, listed)
+			wctx, cancel := context.WithTimeout(home, webtest.Timeout)
+			err := chromedp.Do(wctx, chromedp.Poll[chromedp.Void](listed, chromedp.WithPollingInterval(100*time.Millisecond)))
+			cancel()
+			if err != nil {
+				p, perr := c.Client.CoreV1().Pods("default").Get(context.Background(), "seed-ko", metav1.GetOptions{})
+				if perr == nil {
+					t.Fatalf("seed-ko's bind was not listed: %v; the pod: node %q, phase %s; the map: %s", err, p.Spec.NodeName, p.Status.Phase, mapState(t, home))
+				}
+				t.Fatalf("seed-ko's bind was not listed: %v; the pod: %v; the map: %s", err, perr, mapState(t, home))
+			}
 		}
 		webtest.Eval[bool](t, home, `(document.querySelector('[data-testid="steps"] [data-kind="bind"]') || document.querySelector('[data-testid="steps"] [data-kind="watch-scheduler"]')).click() || true`)
 		en := webtest.Eval[string](t, home, `document.getElementById("narration-text").textContent`)
@@ -319,6 +329,19 @@ func TestDashboardTeaches(t *testing.T) {
 		webtest.Screenshot(t, home, filepath.Join(out, "presenter.png"))
 		webtest.Eval[bool](t, home, `document.querySelector('[data-testid="presenter-toggle"]').click() || true`)
 	})
+}
+
+// mapState is what the overview's map lists and recorded last, its
+// connection and the page's uncaught errors: a failure's report.
+func mapState(t *testing.T, tab context.Context) string {
+	t.Helper()
+	return webtest.Eval[string](t, tab, `JSON.stringify({
+		connection: document.querySelector('[data-testid="connection"]')?.dataset.state,
+		idle: window.glassplane.mapIdle(),
+		listed: [...document.querySelectorAll('[data-testid="steps"] [data-kind]')].slice(-12).map(e => e.dataset.kind + ": " + e.textContent),
+		recorded: window.glassplane.steps.slice(-12).map(s => s.kind + ": " + s.label),
+		errors: window.__pageErrors,
+	})`)
 }
 
 // newTab opens a second tab in the browser of parent.
