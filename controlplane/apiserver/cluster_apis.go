@@ -40,12 +40,18 @@ func clusterAPIResources() []*resource {
 		{
 			GVK: flow("FlowSchema"), Resource: "flowschemas", Singular: "flowschema",
 			Verbs: verbsAll, StorageResource: "flowschemas", HasStatus: true,
-			Subresources: []*subresource{statusSubresource()},
+			Subresources:  []*subresource{statusSubresource()},
+			PrepareCreate: func(_ context.Context, obj runtime.Object) { defaultFlowControl(obj) },
+			PrepareUpdate: func(_ context.Context, _, next runtime.Object) { defaultFlowControl(next) },
+			Validate:      validateFlowSchema,
 		},
 		{
 			GVK: flow("PriorityLevelConfiguration"), Resource: "prioritylevelconfigurations", Singular: "prioritylevelconfiguration",
 			Verbs: verbsAll, StorageResource: "prioritylevelconfigurations", HasStatus: true,
-			Subresources: []*subresource{statusSubresource()},
+			Subresources:  []*subresource{statusSubresource()},
+			PrepareCreate: func(_ context.Context, obj runtime.Object) { defaultFlowControl(obj) },
+			PrepareUpdate: func(_ context.Context, _, next runtime.Object) { defaultFlowControl(next) },
+			Validate:      validatePriorityLevelConfiguration,
 		},
 		{
 			GVK: certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), Resource: "certificatesigningrequests",

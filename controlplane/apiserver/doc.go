@@ -27,7 +27,9 @@
 // 429 and Retry-After; RunFlowControl makes upstream's bootstrap
 // FlowSchemas and PriorityLevelConfigurations that are missing. The seats
 // are Config.MaxRequestsInflight + Config.MaxMutatingRequestsInflight
-// (default DefaultRequestsInflightPerCPU each per CPU).
+// (default DefaultRequestsInflightPerCPU each per CPU). FlowSchemas and
+// PriorityLevelConfigurations are defaulted and validated as
+// kube-apiserver does (flowcontrol_validation.go).
 //
 // glassplane.io/v1alpha1 etcdkeys (etcdkeys.go) is the etcd key explorer
 // as a read-only API, the one place outside storage that reads etcd, through

@@ -85,7 +85,7 @@ func (s *Server) RunFlowControl(ctx context.Context, cfg *rest.Config) error {
 	if err := ensureFlowControlConfig(ctx, client); err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(sanitizeFlowControl))
 	f := &flowControl{
 		ifc:     utilflowcontrol.New(factory, client.FlowcontrolV1(), s.cfg.concurrencyLimit()),
 		dropped: utilflowcontrol.NewDroppedRequestsTracker(),

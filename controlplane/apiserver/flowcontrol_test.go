@@ -15,6 +15,7 @@ import (
 	fq "k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/glassplane/glassplane/controlplane/apiserver"
 )
@@ -172,4 +173,108 @@ func TestFlowControlRefuses(t *testing.T) {
 	if _, err := env.client.CoreV1().ConfigMaps("default").Get(ctx, "refused", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused create was stored: %v", err)
 	}
+}
+
+// TestFlowControlObjects checks the defaults and validation of FlowSchemas
+// and PriorityLevelConfigurations while flow control runs: a minimal level
+// gets kube-apiserver's defaults (30 shares, 0% lendable, 64 queues of 50
+// with hands of 8), a broken one is refused with 422 naming the fields,
+// nothing of it stored, and requests go on being answered.
+func TestFlowControlObjects(t *testing.T) {
+	env := newEnv(t)
+	ctx := ctxT(t)
+	go env.server.RunFlowControl(ctx, env.config)
+	fc := env.client.FlowcontrolV1()
+
+	pl, err := fc.PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "minimal"},
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+			LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue, Queuing: &flowcontrolv1.QueuingConfiguration{}},
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := pl.Spec.Limited
+	if l.NominalConcurrencyShares == nil || *l.NominalConcurrencyShares != 30 || l.LendablePercent == nil || *l.LendablePercent != 0 ||
+		*l.LimitResponse.Queuing != (flowcontrolv1.QueuingConfiguration{Queues: 64, HandSize: 8, QueueLengthLimit: 50}) {
+		t.Errorf("minimal level's spec = %+v, queuing %+v", l, l.LimitResponse.Queuing)
+	}
+	fs, err := fc.FlowSchemas().Create(ctx, &flowcontrolv1.FlowSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: "minimal"},
+		Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "minimal"}, Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+			Subjects:      []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: "someone"}}},
+			ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}, ClusterScope: true, Namespaces: []string{"*"}}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs.Spec.MatchingPrecedence != 1000 {
+		t.Errorf("minimal FlowSchema's matchingPrecedence = %d, want 1000", fs.Spec.MatchingPrecedence)
+	}
+
+	for _, c := range []struct {
+		name   string
+		create func() error
+		fields []string
+	}{
+		{"level without its limited part", func() error {
+			_, err := fc.PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+				Spec:       flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementLimited},
+			}, metav1.CreateOptions{})
+			return err
+		}, []string{"spec.limited"}},
+		{"level with a hand larger than its queues and a bad percent", func() error {
+			_, err := fc.PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+				Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+					LendablePercent: ptr.To[int32](101),
+					LimitResponse:   flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue, Queuing: &flowcontrolv1.QueuingConfiguration{Queues: 2, HandSize: 3, QueueLengthLimit: 1}},
+				}},
+			}, metav1.CreateOptions{})
+			return err
+		}, []string{"spec.limited.lendablePercent", "spec.limited.limitResponse.queuing.handSize"}},
+		{"a second exempt level", func() error {
+			_, err := fc.PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+				Spec:       flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementExempt},
+			}, metav1.CreateOptions{})
+			return err
+		}, []string{"spec.type"}},
+		{"FlowSchema with a user subject without its user", func() error {
+			_, err := fc.FlowSchemas().Create(ctx, &flowcontrolv1.FlowSchema{
+				ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+				Spec: flowcontrolv1.FlowSchemaSpec{MatchingPrecedence: 20000, PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "minimal"}, Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects:         []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser}},
+					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}},
+				}}},
+			}, metav1.CreateOptions{})
+			return err
+		}, []string{"spec.matchingPrecedence", "spec.rules[0].subjects[0].user"}},
+	} {
+		err := c.create()
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("%s: %v, want 422", c.name, err)
+			continue
+		}
+		causes := map[string]bool{}
+		for _, cause := range err.(apierrors.APIStatus).Status().Details.Causes {
+			causes[cause.Field] = true
+		}
+		for _, f := range c.fields {
+			if !causes[f] {
+				t.Errorf("%s: no cause for %s in %v", c.name, f, err)
+			}
+		}
+	}
+	if _, err := fc.PriorityLevelConfigurations().Get(ctx, "broken", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused level was stored: %v", err)
+	}
+	// The controller took the minimal objects in, and the server answers.
+	eventually(t, "the minimal FlowSchema found by the controller", func() bool {
+		got, err := fc.FlowSchemas().Get(ctx, "minimal", metav1.GetOptions{})
+		return err == nil && len(got.Status.Conditions) > 0 && got.Status.Conditions[0].Status == flowcontrolv1.ConditionFalse
+	})
 }
