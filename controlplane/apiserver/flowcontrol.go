@@ -82,9 +82,23 @@ func (s *Server) RunFlowControl(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("failed to create the flow control's client: %w", err)
 	}
-	if err := ensureFlowControlConfig(ctx, client); err != nil {
-		return err
-	}
+	// As kube-apiserver's ensurer, it tries again while etcd is away; the
+	// controller meanwhile runs with the mandatory configuration it holds
+	// in memory (exempt and catch-all).
+	go func() {
+		for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+			err := ensureFlowControlConfig(ctx, client)
+			if err == nil || ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("failed to make the bootstrap flow control configuration; trying again", "in", wait, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(sanitizeFlowControl))
 	f := &flowControl{
 		ifc:     utilflowcontrol.New(factory, client.FlowcontrolV1(), s.cfg.concurrencyLimit()),

@@ -190,6 +190,9 @@ func TestDashboardRBAC(t *testing.T) {
 	c.MustKubectl(t, "", "create", "namespace", nsA)
 	before := resourceVersion(t, c, "namespace", "", nsA)
 	c.MustKubectl(t, "", "create", "namespace", nsB)
+	// Their pods can never be scheduled: the scheduler's retries would
+	// fill the shared cluster's map with steps for the tests after this one.
+	t.Cleanup(func() { c.Kubectl(t, "", "delete", "namespace", nsA, nsB, "--wait=false") })
 	for _, ns := range []string{nsA, nsB} {
 		c.MustKubectl(t, fmt.Sprintf(`apiVersion: v1
 kind: Pod
