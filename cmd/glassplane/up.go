@@ -63,29 +63,32 @@ type upOptions struct {
 	simulatedCompleteAfter time.Duration
 	// simulatedUsage is what each container of a simulated node reports
 	// to metrics.k8s.io ("cpu=250m,memory=64Mi").
-	simulatedUsage        string
-	nodeName              string
-	schedulerConfig       string
-	nodeMonitorGrace      time.Duration
-	controllers           []string
-	runScheduler          bool
-	nodePort              int
-	podCIDR               string
-	systemReserved        string
-	insecureRegistries    []string
-	auditLogPath          string
-	auditPolicyFile       string
-	tokenAuthFile         string
-	anonymousAuth         bool
-	profiling             bool
-	saKeyFile             string
-	eventTTL              time.Duration
-	serviceClusterIPRange string
-	serviceNodePortRange  string
-	advertiseAddress      string
-	clusterDomain         string
+	simulatedUsage string
+	// simulatedWritesInflight bounds the simulated nodes' writes in
+	// flight together (0: no bound); see simulatedWriteLimit.
+	simulatedWritesInflight int
+	nodeName                string
+	schedulerConfig         string
+	nodeMonitorGrace        time.Duration
+	controllers             []string
+	runScheduler            bool
+	nodePort                int
+	podCIDR                 string
+	systemReserved          string
+	insecureRegistries      []string
+	auditLogPath            string
+	auditPolicyFile         string
+	tokenAuthFile           string
+	anonymousAuth           bool
+	profiling               bool
+	saKeyFile               string
+	eventTTL                time.Duration
+	serviceClusterIPRange   string
+	serviceNodePortRange    string
+	advertiseAddress        string
+	clusterDomain           string
 	// maxRequestsInflight and maxMutatingRequestsInflight are the API
-	// server's seats for API Priority and Fairness (0: per CPU).
+	// server's seats for API Priority and Fairness.
 	maxRequestsInflight, maxMutatingRequestsInflight int
 	clusterDNSListen                                 string
 	clusterDNSResolvConf                             string
@@ -118,6 +121,7 @@ func newUpCommand() *cobra.Command {
 	f.IntVar(&o.simulatedNodes, "simulated-nodes", 0, "run N more simulated nodes, sim-1 … sim-N")
 	f.DurationVar(&o.simulatedStartDelay, "simulated-start-delay", runtime.DefaultSimulatedStartDelay, "how long simulated containers take to start")
 	f.StringVar(&o.simulatedUsage, "simulated-usage", usage.DefaultSimulatedUsage, "the CPU and memory each container of a simulated node reports to metrics.k8s.io, unless its pod's "+usage.AnnotationSimulatedUsage+" annotation says otherwise")
+	f.IntVar(&o.simulatedWritesInflight, "simulated-writes-inflight", defaultSimulatedWritesPerCPU*goruntime.GOMAXPROCS(0), fmt.Sprintf("how many writes (pods' status and deletions first, then Events) the simulated nodes have in flight together, %d per CPU by default, so that they do not crowd the control plane off the machine they share with it; their Node status and Lease heartbeats go around it (0: no bound)", defaultSimulatedWritesPerCPU))
 	f.DurationVar(&o.simulatedCompleteAfter, "simulated-complete-after", runtime.DefaultSimulatedCompleteAfter, "how long simulated containers of restartPolicy Never/OnFailure pods run before they exit (0, or N for a command ending in \"exit N\")")
 	f.StringVar(&o.nodeName, "node-name", "", "the local node's name (default: the host name)")
 	f.StringVar(&o.schedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) for the in-process scheduler")
@@ -137,8 +141,8 @@ func newUpCommand() *cobra.Command {
 	f.StringVar(&o.serviceClusterIPRange, "service-cluster-ip-range", apiserver.DefaultServiceClusterIPRange, "IPv4 CIDR Services' cluster IPs come from (its first address is the kubernetes Service's), as kube-apiserver's flag")
 	f.StringVar(&o.serviceNodePortRange, "service-node-port-range", apiserver.DefaultServiceNodePortRange, "first-last range of the node ports of NodePort and LoadBalancer Services")
 	f.StringVar(&o.advertiseAddress, "advertise-address", "", "IPv4 address the kubernetes Service's endpoints point at (default: the host of --api-listen, or the host's default-route address when that is unspecified)")
-	f.IntVar(&o.maxRequestsInflight, "max-requests-inflight", 0, fmt.Sprintf("with --max-mutating-requests-inflight, the seats API Priority and Fairness shares among its priority levels, as kube-apiserver's flag (default %d per CPU: %d here)", apiserver.DefaultRequestsInflightPerCPU, apiserver.DefaultRequestsInflightPerCPU*goruntime.GOMAXPROCS(0)))
-	f.IntVar(&o.maxMutatingRequestsInflight, "max-mutating-requests-inflight", 0, fmt.Sprintf("see --max-requests-inflight (default %d per CPU: %d here)", apiserver.DefaultRequestsInflightPerCPU, apiserver.DefaultRequestsInflightPerCPU*goruntime.GOMAXPROCS(0)))
+	f.IntVar(&o.maxRequestsInflight, "max-requests-inflight", apiserver.DefaultMaxRequestsInflight, "with --max-mutating-requests-inflight, the seats API Priority and Fairness shares among its priority levels, as kube-apiserver's flag")
+	f.IntVar(&o.maxMutatingRequestsInflight, "max-mutating-requests-inflight", apiserver.DefaultMaxMutatingRequestsInflight, "see --max-requests-inflight")
 	f.StringVar(&o.clusterDomain, "cluster-domain", dns.DefaultClusterDomain, "the cluster's DNS domain, served by the cluster DNS and searched by pods, as the kubelet's flag")
 	f.StringVar(&o.clusterDNSListen, "cluster-dns-listen", "", "host:port (UDP and TCP) of the cluster DNS server behind kube-system/kube-dns (default: the advertise address on a free port)")
 	f.StringVar(&o.clusterDNSResolvConf, "cluster-dns-resolv-conf", dns.DefaultResolvConf, "resolv.conf whose nameservers the cluster DNS forwards names outside the cluster to")
@@ -453,8 +457,14 @@ func checkUpOptions(o *upOptions) (string, error) {
 	if o.simulatedNodes < 0 {
 		return "", fmt.Errorf("--simulated-nodes must not be negative, got %d", o.simulatedNodes)
 	}
+	if o.simulatedWritesInflight < 0 {
+		return "", fmt.Errorf("--simulated-writes-inflight must not be negative, got %d", o.simulatedWritesInflight)
+	}
 	if o.maxRequestsInflight < 0 || o.maxMutatingRequestsInflight < 0 {
 		return "", fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must not be negative, got %d and %d", o.maxRequestsInflight, o.maxMutatingRequestsInflight)
+	}
+	if o.maxRequestsInflight+o.maxMutatingRequestsInflight == 0 {
+		return "", fmt.Errorf("--max-requests-inflight=0 and --max-mutating-requests-inflight=0 must add up to something positive: they are API Priority and Fairness' seats")
 	}
 	if err := controllers.CheckControllers(o.controllers); err != nil {
 		return "", fmt.Errorf("invalid --controllers: %w", err)

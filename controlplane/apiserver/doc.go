@@ -27,7 +27,7 @@
 // 429 and Retry-After; RunFlowControl makes upstream's bootstrap
 // FlowSchemas and PriorityLevelConfigurations that are missing. The seats
 // are Config.MaxRequestsInflight + Config.MaxMutatingRequestsInflight
-// (default DefaultRequestsInflightPerCPU each per CPU). FlowSchemas and
+// (kube-apiserver's defaults, 400 + 200). FlowSchemas and
 // PriorityLevelConfigurations are defaulted and validated as
 // kube-apiserver does (flowcontrol_validation.go).
 //

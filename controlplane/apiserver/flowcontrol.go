@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	goruntime "runtime"
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -20,21 +19,20 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultRequestsInflightPerCPU is, for each CPU the process may use, the
-// default of Config.MaxRequestsInflight and of
-// Config.MaxMutatingRequestsInflight. kube-apiserver's defaults (400 and
-// 200) are sized for a control-plane machine of its own; Glassplane shares
-// a laptop's few cores with its nodes and the browser, and a request here
-// is mostly CPU. With two cores, 8 seats in all, the "system" priority
-// level that the kubelets' writes fall in has 1 seat nominally (more when
-// it borrows idle levels' seats), and a hundred simulated kubelets' status
-// patches and Events wait their turn instead of crowding out the requests
-// of people (exempt as system:masters, or in their own levels) and
-// controllers. The dashboard benchmark (1,000 pods on 100 simulated nodes,
-// 200 changes a second) measured etcd write → render p99 at 174–311 ms
-// with 2 per CPU against 273–535 ms with 4 per CPU, interleaved; without
-// flow control, 244–365 ms against 180–299 ms with 4 per CPU.
-const DefaultRequestsInflightPerCPU = 2
+// DefaultMaxRequestsInflight and DefaultMaxMutatingRequestsInflight are
+// kube-apiserver's defaults of --max-requests-inflight and
+// --max-mutating-requests-inflight, whose sum is API Priority and Fairness'
+// seats. Seats sized to the machine (2 per CPU, 8 here) were tried: they
+// kept a hundred simulated kubelets' writes in their level, but they also
+// queued the scheduler's binds (5,000 pods: 143 pods/s, bound p99 28 s;
+// 390 pods/s and 763 ms with these) and the controllers' creates. The
+// simulated nodes bound their own writes instead (glassplane up's
+// --simulated-writes-inflight), as kubemark's hollow nodes run within CPU
+// limits of their own.
+const (
+	DefaultMaxRequestsInflight         = 400
+	DefaultMaxMutatingRequestsInflight = 200
+)
 
 // flowWaitLimit is how long a request may wait in its priority level's
 // queue before it is refused with 429, as kube-apiserver's default (a
@@ -54,13 +52,12 @@ type flowControl struct {
 // them with APF: --max-requests-inflight plus
 // --max-mutating-requests-inflight.
 func (c Config) concurrencyLimit() int {
-	perCPU := DefaultRequestsInflightPerCPU * goruntime.GOMAXPROCS(0)
 	readOnly, mutating := c.MaxRequestsInflight, c.MaxMutatingRequestsInflight
 	if readOnly <= 0 {
-		readOnly = perCPU
+		readOnly = DefaultMaxRequestsInflight
 	}
 	if mutating <= 0 {
-		mutating = perCPU
+		mutating = DefaultMaxMutatingRequestsInflight
 	}
 	return readOnly + mutating
 }

@@ -47,7 +47,8 @@ type Config struct {
 	// MaxRequestsInflight and MaxMutatingRequestsInflight add up to the
 	// seats API Priority and Fairness shares among the priority levels
 	// (RunFlowControl), as kube-apiserver's flags of these names do; 0:
-	// DefaultRequestsInflightPerCPU for each CPU.
+	// their defaults there (DefaultMaxRequestsInflight,
+	// DefaultMaxMutatingRequestsInflight).
 	MaxRequestsInflight, MaxMutatingRequestsInflight int
 	Audit                                            *audit.Ring
 	// Admission runs before every write; nil means admission.NewDefaultChain
