@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -100,6 +101,7 @@ func TestStorageVersionMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.UnservedGrace = 2 * time.Second
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	factory.Start(runCtx.Done())
@@ -127,8 +129,11 @@ func TestStorageVersionMigration(t *testing.T) {
 		t.Errorf("stored after the migration: %s", s)
 	}
 	failed := migrate(metav1.GroupResource{Group: group, Resource: "nothings"})
-	if c := meta.FindStatusCondition(failed.Status.Conditions, string(svmv1.MigrationFailed)); c == nil || c.Status != metav1.ConditionTrue || c.Message != "resource does not exist in discovery" {
+	if cond := meta.FindStatusCondition(failed.Status.Conditions, string(svmv1.MigrationFailed)); cond == nil || cond.Status != metav1.ConditionTrue || cond.Message != "resource does not exist in discovery" {
 		t.Errorf("migration of an unknown resource: %+v", failed.Status)
+	} else if waited := cond.LastTransitionTime.Sub(failed.CreationTimestamp.Time); waited < time.Second {
+		// Both times are in whole seconds: a 2 s grace is at least 1 s.
+		t.Errorf("a migration of an unknown resource failed %v after its creation, before its grace of %v", waited, c.UnservedGrace)
 	}
 
 	done.Spec.Resource.Resource = "widgets"

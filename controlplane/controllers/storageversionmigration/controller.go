@@ -45,13 +45,22 @@ type Controller struct {
 	svms   svmlisters.StorageVersionMigrationLister
 	synced cache.InformerSynced
 	queue  workqueue.TypedRateLimitingInterface[string]
+	// UnservedGrace is how long after its creation a migration of a
+	// resource that is not served waits for it before it fails
+	// (DefaultUnservedGrace): discovery may not have caught up with a CRD
+	// made just before, as upstream's controller allows for.
+	UnservedGrace time.Duration
 }
+
+// DefaultUnservedGrace is upstream's: the migrator fails a migration of a
+// resource it cannot find only a minute after the migration was created.
+const DefaultUnservedGrace = time.Minute
 
 // New returns the controller over the migrations informer; it reads and
 // rewrites the objects through dyn.
 func New(log *slog.Logger, client kubernetes.Interface, dyn dynamic.Interface, mapper Mapper, svms svminformers.StorageVersionMigrationInformer) (*Controller, error) {
 	c := &Controller{
-		log: log.With("controller", ControllerName), client: client, dyn: dyn, mapper: mapper,
+		log: log.With("controller", ControllerName), client: client, dyn: dyn, mapper: mapper, UnservedGrace: DefaultUnservedGrace,
 		svms: svms.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
@@ -104,8 +113,8 @@ func (c *Controller) work(ctx context.Context) {
 	}
 }
 
-// sync carries one migration forward: Failed when its resource is not
-// served; else Running with the list's resourceVersion, every object
+// sync carries one migration forward: Failed when its resource is still
+// not served UnservedGrace after the migration's creation; else Running with the list's resourceVersion, every object
 // rewritten, then Succeeded. A finished migration is left alone.
 func (c *Controller) sync(ctx context.Context, name string) error {
 	svm, err := c.svms.Get(name)
@@ -121,6 +130,11 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	gvr, err := c.mapper(schema.GroupResource(svm.Spec.Resource))
 	if err != nil {
+		if wait := time.Until(svm.CreationTimestamp.Add(c.UnservedGrace)); wait > 0 {
+			c.log.Debug("resource not served yet", "storageversionmigration", name, "resource", svm.Spec.Resource.String(), "failing in", wait)
+			c.queue.AddAfter(name, wait)
+			return nil
+		}
 		c.log.Info("storage version migration failed: resource not served", "storageversionmigration", name, "resource", svm.Spec.Resource.String(), "err", err)
 		return c.setStatus(ctx, svm, "", []metav1.Condition{
 			{Type: string(svmv1.MigrationRunning), Status: metav1.ConditionFalse, Reason: ReasonFailed, Message: "the migration failed"},
