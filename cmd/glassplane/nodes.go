@@ -209,9 +209,8 @@ func startNode(ctx context.Context, g *errgroup.Group, api apiEndpoint, cfg node
 // per CPU. The dashboard benchmark (1,000 pods on 100 simulated nodes, 200
 // changes a second; two cores) measured etcd write → render p99 at
 // 116–246 ms over 8 runs with 2 per CPU (write → hub 32–195 ms),
-// 115–188 ms with 1
-// (32–48 ms) and 111–225 ms with no bound but 8 flow control seats (30–135
-// ms); BenchmarkDeployment1000 had its pods available in 7.2–8.4 s with
+// 115–188 ms with 1 (32–48 ms) and 111–225 ms with no bound but 8 flow
+// control seats (30–135 ms); BenchmarkDeployment1000 had its pods available in 7.2–8.4 s with
 // 2 per CPU, 10.6–11.2 s with 1, 7.2–7.4 s with no bound.
 const defaultSimulatedWritesPerCPU = 2
 
