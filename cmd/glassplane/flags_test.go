@@ -49,3 +49,19 @@ func TestDataDirFlagFollowsEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestUpGCPercent: up raises the collector's target only when GOGC does
+// not choose one.
+func TestUpGCPercent(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	if p, ok := upGCPercent(env(nil)); !ok || p != defaultUpGCPercent {
+		t.Errorf("without GOGC: got %d, %v; want %d, true", p, ok, defaultUpGCPercent)
+	}
+	for _, v := range []string{"100", "off", ""} {
+		if p, ok := upGCPercent(env(map[string]string{"GOGC": v})); ok {
+			t.Errorf("GOGC=%q: up set the target to %d, want the user's", v, p)
+		}
+	}
+}

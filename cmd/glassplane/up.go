@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -150,6 +151,25 @@ func newUpCommand() *cobra.Command {
 	return cmd
 }
 
+// defaultUpGCPercent is the garbage collector's target for `up` when GOGC
+// is not set: 200, where Go's default is 100. One process holds etcd, the
+// API server, the controllers, the dashboard and the simulated nodes, a
+// live heap of some 250 MB at 1,000 pods; at 100 it collected every two
+// seconds under the dashboard benchmark's churn, marking for a third of the
+// time on two cores, and the collector took 0.18 of the process's 1.2
+// cores. At 200 it takes 0.08 and the process some 240 MB more (about
+// 990 MB resident at 1,000 pods on 100 simulated nodes, 750 at 100).
+const defaultUpGCPercent = 200
+
+// upGCPercent is the collector's target for `up`, and false when the user
+// chose one with GOGC (which the Go runtime has applied).
+func upGCPercent(lookupEnv func(string) (string, bool)) (int, bool) {
+	if _, set := lookupEnv("GOGC"); set {
+		return 0, false
+	}
+	return defaultUpGCPercent, true
+}
+
 // runUp starts every part in order, each waiting for the one before, and
 // stops them in reverse when ctx ends.
 func runUp(ctx context.Context, o upOptions) error {
@@ -157,6 +177,9 @@ func runUp(ctx context.Context, o upOptions) error {
 	mode, err := checkUpOptions(&o)
 	if err != nil {
 		return err
+	}
+	if percent, ok := upGCPercent(os.LookupEnv); ok {
+		debug.SetGCPercent(percent)
 	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return fmt.Errorf("failed to create data dir %q: %w", o.dataDir, err)
