@@ -50,16 +50,13 @@ type flowControl struct {
 
 // concurrencyLimit is the server's total seats, as kube-apiserver derives
 // them with APF: --max-requests-inflight plus
-// --max-mutating-requests-inflight.
+// --max-mutating-requests-inflight (0 + 200 is 200, as there); a Config
+// that sets neither gets kube-apiserver's defaults.
 func (c Config) concurrencyLimit() int {
-	readOnly, mutating := c.MaxRequestsInflight, c.MaxMutatingRequestsInflight
-	if readOnly <= 0 {
-		readOnly = DefaultMaxRequestsInflight
+	if c.MaxRequestsInflight <= 0 && c.MaxMutatingRequestsInflight <= 0 {
+		return DefaultMaxRequestsInflight + DefaultMaxMutatingRequestsInflight
 	}
-	if mutating <= 0 {
-		mutating = DefaultMaxMutatingRequestsInflight
-	}
-	return readOnly + mutating
+	return max(c.MaxRequestsInflight, 0) + max(c.MaxMutatingRequestsInflight, 0)
 }
 
 // RunFlowControl runs API Priority and Fairness until ctx ends, as

@@ -46,8 +46,8 @@ type Config struct {
 	Store *storage.Store
 	// MaxRequestsInflight and MaxMutatingRequestsInflight add up to the
 	// seats API Priority and Fairness shares among the priority levels
-	// (RunFlowControl), as kube-apiserver's flags of these names do; 0:
-	// their defaults there (DefaultMaxRequestsInflight,
+	// (RunFlowControl), as kube-apiserver's flags of these names do; both
+	// 0: their defaults there (DefaultMaxRequestsInflight,
 	// DefaultMaxMutatingRequestsInflight).
 	MaxRequestsInflight, MaxMutatingRequestsInflight int
 	Audit                                            *audit.Ring

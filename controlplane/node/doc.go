@@ -35,7 +35,9 @@
 // the worker kill the container (preStop hook, then SIGTERM, grace,
 // SIGKILL) for its restartPolicy to decide. On a simulated node probes and
 // hooks run no processes and pass. Graceful deletion runs every running
-// container's preStop hook within the grace period before SIGTERM and ends
+// container's preStop hook at once, within the grace period, then stops
+// the app containers and after them the sidecars, the last declared
+// first, as kubelet's termination ordering (terminationOrder), and ends
 // with the agent deleting the pod object with grace 0. A worker syncs its
 // pod in full when the pod changes, a probe result changes or an event wakes
 // it, and every 10 seconds; between those, a tick every PodResyncInterval

@@ -57,10 +57,14 @@ func (a *Agent) runHook(ctx context.Context, t probeTarget, h *corev1.LifecycleH
 // hook first, within the grace period, then SIGTERM, the rest of the grace
 // period (at least two seconds after a hook), and SIGKILL.
 func (a *Agent) killContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c corev1.Container, id string, grace time.Duration) {
-	a.killContainerAt(ctx, a.podIP(w, pod), pod, c, id, grace)
+	a.killContainerAt(ctx, a.podIP(w, pod), pod, c, id, grace, nil)
 }
 
-func (a *Agent) killContainerAt(ctx context.Context, podIP string, pod *corev1.Pod, c corev1.Container, id string, grace time.Duration) {
+// killContainerAt is killContainer at a known pod IP. With an order (the
+// whole pod stopping), the container stops only when its turn comes, after
+// its hook, and notes then that it has stopped.
+func (a *Agent) killContainerAt(ctx context.Context, podIP string, pod *corev1.Pod, c corev1.Container, id string, grace time.Duration, order *terminationOrder) {
+	defer order.stopped(c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
 		start := time.Now()
 		hctx, cancel := context.WithTimeout(ctx, grace)
@@ -72,6 +76,9 @@ func (a *Agent) killContainerAt(ctx context.Context, podIP string, pod *corev1.P
 			a.recorder.Event(containerRef(pod, c.Name), corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 		}
 		grace = max(grace-time.Since(start), minimumGraceAfterHook)
+	}
+	if waited := order.waitForTurn(ctx, c.Name, grace); waited > 0 {
+		grace = max(grace-waited, minimumGraceAfterHook)
 	}
 	if err := a.cfg.Runtime.StopContainer(ctx, id, grace); err != nil && !errors.Is(err, runtime.ErrNotFound) && ctx.Err() == nil {
 		a.log.Warn("failed to stop container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
@@ -101,25 +108,108 @@ func (a *Agent) postStart(ctx context.Context, w *podWorker, pod *corev1.Pod, c 
 	}
 }
 
-// stopContainers stops the pod's running containers in parallel, each
-// with its preStop hook and the pod's grace period (a Killing event each).
+// stopContainers stops the pod's running containers as kubelet does: a
+// Killing event each and every preStop hook at once, then the app
+// containers, then the sidecars, the last declared first (see
+// terminationOrder), within the pod's grace period.
 func (a *Agent) stopContainers(ctx context.Context, w *podWorker, pod *corev1.Pod, byName map[string][]runtime.ContainerStatus) {
 	grace, podIP := podGrace(pod), a.podIP(w, pod)
+	running := map[string]string{} // container name → running instance
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		if insts := byName[c.Name]; len(insts) > 0 && insts[len(insts)-1].State == runtime.StateRunning {
+			running[c.Name] = insts[len(insts)-1].ID
+		}
+	}
+	order := newTerminationOrder(pod, running)
 	var wg sync.WaitGroup
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		insts := byName[c.Name]
-		if len(insts) == 0 || insts[len(insts)-1].State != runtime.StateRunning {
+		id, ok := running[c.Name]
+		if !ok {
 			continue
 		}
-		id := insts[len(insts)-1].ID
 		a.recorder.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a.killContainerAt(ctx, podIP, pod, c, id, grace)
+			a.killContainerAt(ctx, podIP, pod, c, id, grace, order)
 		}()
 	}
 	wg.Wait()
+}
+
+// terminationOrder is kubelet's order of a pod's containers stopping
+// (its terminationOrdering): the sidecars (init containers with
+// restartPolicy Always) wait for every app container, and each sidecar
+// for the sidecars declared after it, so an app's preStop hook and its
+// last requests still reach the sidecars it talks through.
+type terminationOrder struct {
+	prereqs    map[string][]chan struct{} // what a container waits for
+	terminated map[string]chan struct{}   // closed when it has stopped
+	once       map[string]*sync.Once
+}
+
+// newTerminationOrder is the order for the pod's running containers
+// (name → instance); a container that is not running is stopped already.
+func newTerminationOrder(pod *corev1.Pod, running map[string]string) *terminationOrder {
+	o := &terminationOrder{prereqs: map[string][]chan struct{}{}, terminated: map[string]chan struct{}{}, once: map[string]*sync.Once{}}
+	add := func(name string) chan struct{} {
+		ch := make(chan struct{})
+		o.terminated[name], o.once[name] = ch, new(sync.Once)
+		if _, ok := running[name]; !ok {
+			o.stopped(name)
+		}
+		return ch
+	}
+	var apps []chan struct{}
+	for _, c := range pod.Spec.Containers {
+		apps = append(apps, add(c.Name))
+	}
+	var later chan struct{} // the sidecar declared after this one
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		c := pod.Spec.InitContainers[i]
+		ch := add(c.Name)
+		if !isSidecar(c) {
+			continue
+		}
+		o.prereqs[c.Name] = slices.Clone(apps)
+		if later != nil {
+			o.prereqs[c.Name] = append(o.prereqs[c.Name], later)
+		}
+		later = ch
+	}
+	return o
+}
+
+// waitForTurn waits until the containers name waits for have stopped, at
+// most grace (then it stops anyway, as kubelet's), and says how long it
+// waited.
+func (o *terminationOrder) waitForTurn(ctx context.Context, name string, grace time.Duration) time.Duration {
+	if o == nil || len(o.prereqs[name]) == 0 || grace <= 0 {
+		return 0
+	}
+	start := time.Now()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for _, ch := range o.prereqs[name] {
+		select {
+		case <-ch:
+		case <-timer.C:
+			return time.Since(start)
+		case <-ctx.Done():
+			return time.Since(start)
+		}
+	}
+	return time.Since(start)
+}
+
+// stopped notes that the container has stopped.
+func (o *terminationOrder) stopped(name string) {
+	if o == nil {
+		return
+	}
+	if once := o.once[name]; once != nil {
+		once.Do(func() { close(o.terminated[name]) })
+	}
 }
 
 // terminatePod stops the pod's running containers in parallel, each with

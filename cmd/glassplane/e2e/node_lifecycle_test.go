@@ -210,19 +210,29 @@ func TestNodeForceDelete(t *testing.T) {
 // TestNodeSidecarInitContainer: an init container with restartPolicy
 // Always is a sidecar: it starts in order with the init containers, the
 // next one waits for its startup probe, and it keeps running beside the
-// app container, which reaches it on localhost.
+// app container, which reaches it on localhost; when the pod is deleted
+// the sidecar gets its SIGTERM only after the app container has stopped.
 func TestNodeSidecarInitContainer(t *testing.T) {
 	requireTool(t, "containerd", "real containers")
 	c := SharedCluster(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mount := []corev1.VolumeMount{{Name: "marks", MountPath: "/marks"}}
 	always := corev1.ContainerRestartPolicyAlways
-	pod := onContainerdNode("with-sidecar", corev1.RestartPolicyAlways, corev1.Container{Name: "app", Image: demoImage,
-		Command: []string{"sh", "-c", "wget -q -O - http://127.0.0.1:9000/; exec sleep 3600"}})
+	// The app takes a second over its SIGTERM: a sidecar stopped beside
+	// it would mark first.
+	pod := onContainerdNode("with-sidecar", corev1.RestartPolicyAlways, corev1.Container{Name: "app", Image: demoImage, VolumeMounts: mount,
+		Command: []string{"sh", "-c", "wget -q -O - http://127.0.0.1:9000/; trap 'sleep 1; echo app >> /marks/order; exit 0' TERM; while true; do sleep 0.2; done"}})
 	pod.Spec.InitContainers = []corev1.Container{
-		{Name: "proxy", Image: demoImage, RestartPolicy: &always,
-			Command:      []string{"sh", "-c", `sleep 2; mkdir -p /s; echo "from the sidecar" > /s/index.html; exec httpd -f -p 9000 -h /s`},
+		{Name: "proxy", Image: demoImage, RestartPolicy: &always, VolumeMounts: mount,
+			Command:      []string{"sh", "-c", `sleep 2; mkdir -p /s; echo "from the sidecar" > /s/index.html; httpd -f -p 9000 -h /s & trap 'echo sidecar >> /marks/order; kill $!; exit 0' TERM; wait`},
 			StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9000)}}, PeriodSeconds: 1, FailureThreshold: 30}},
 		{Name: "after", Image: demoImage, Command: []string{"wget", "-q", "-O", "-", "http://127.0.0.1:9000/"}},
 	}
+	pod.Spec.TerminationGracePeriodSeconds = new(int64(20))
+	pod.Spec.Volumes = []corev1.Volume{{Name: "marks", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
 	createPod(t, c, pod)
 	p := waitPodPhase(t, c, "default", "with-sidecar", corev1.PodRunning, 3*time.Minute)
 	Eventually(t, time.Minute, "the sidecar runs, started and ready, and the app is ready", func() error {
@@ -249,5 +259,12 @@ func TestNodeSidecarInitContainer(t *testing.T) {
 	}
 	if out := c.MustKubectl(t, "", "get", "pod", "with-sidecar"); !strings.Contains(out, "2/2") || !strings.Contains(out, "Running") {
 		t.Errorf("kubectl get pod shows %q, want 2/2 Running", out)
+	}
+	if err := c.Client.CoreV1().Pods("default").Delete(context.Background(), "with-sidecar", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPodGone(t, c, "default", "with-sidecar", 2*time.Minute)
+	if got, err := os.ReadFile(filepath.Join(dir, "order")); err != nil || string(got) != "app\nsidecar\n" {
+		t.Errorf("the containers stopped in the order %q (%v), want the app, then the sidecar", got, err)
 	}
 }
