@@ -143,18 +143,17 @@ func (a *Agent) stopContainers(ctx context.Context, w *podWorker, pod *corev1.Po
 // for the sidecars declared after it, so an app's preStop hook and its
 // last requests still reach the sidecars it talks through.
 type terminationOrder struct {
-	prereqs    map[string][]chan struct{} // what a container waits for
-	terminated map[string]chan struct{}   // closed when it has stopped
-	once       map[string]*sync.Once
+	prereqs map[string][]chan struct{} // what a container waits for
+	stop    map[string]func()          // closes the container's channel, once
 }
 
 // newTerminationOrder is the order for the pod's running containers
 // (name → instance); a container that is not running is stopped already.
 func newTerminationOrder(pod *corev1.Pod, running map[string]string) *terminationOrder {
-	o := &terminationOrder{prereqs: map[string][]chan struct{}{}, terminated: map[string]chan struct{}{}, once: map[string]*sync.Once{}}
+	o := &terminationOrder{prereqs: map[string][]chan struct{}{}, stop: map[string]func(){}}
 	add := func(name string) chan struct{} {
 		ch := make(chan struct{})
-		o.terminated[name], o.once[name] = ch, new(sync.Once)
+		o.stop[name] = sync.OnceFunc(func() { close(ch) })
 		if _, ok := running[name]; !ok {
 			o.stopped(name)
 		}
@@ -207,8 +206,8 @@ func (o *terminationOrder) stopped(name string) {
 	if o == nil {
 		return
 	}
-	if once := o.once[name]; once != nil {
-		once.Do(func() { close(o.terminated[name]) })
+	if stop := o.stop[name]; stop != nil {
+		stop()
 	}
 }
 
